@@ -1,0 +1,1 @@
+"""The apexmem command line."""

@@ -1,0 +1,36 @@
+"""Where a memory lives and which settings it uses: the edge between files and domain Settings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+from apexmem.domain.settings import Settings, parse_settings
+from apexmem.logs import get_logger
+
+__all__ = ["DEFAULT_HOME", "EVENTS_FILE", "SETTINGS_FILE", "home", "load_settings"]
+
+SETTINGS_FILE: Final = "apexmem.toml"
+EVENTS_FILE: Final = "events.db"
+DEFAULT_HOME: Final = Path("~/.apexmem")
+"""Used when neither `--db` nor `APEXMEM_HOME` names a memory directory."""
+
+_logger = get_logger()
+
+
+def home(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The memory directory: the explicit path, else `$APEXMEM_HOME`, else `~/.apexmem`."""
+    chosen = explicit or os.environ.get("APEXMEM_HOME") or DEFAULT_HOME
+    return Path(chosen).expanduser()
+
+
+def load_settings(directory: Path) -> Settings:
+    """Settings from `<directory>/apexmem.toml` when it exists, else the defaults."""
+    path = directory / SETTINGS_FILE
+    if not path.exists():
+        return Settings()
+    settings, warnings = parse_settings(path.read_text(encoding="utf-8"), source=str(path))
+    for warning in warnings:
+        _logger.warning("settings.adjusted", file=str(path), warning=warning)
+    return settings

@@ -1,0 +1,265 @@
+"""One handler per command: resolve names, call the domain decider, stage its events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+
+from apexmem.domain.commands import (
+    AddAlias,
+    AssertFact,
+    MapRelation,
+    MergeEntities,
+    ObserveEntity,
+    RecordMessage,
+    RetractFact,
+    SetDecayRate,
+)
+from apexmem.domain.deciders import (
+    create_entity,
+    decide_alias,
+    decide_merge,
+    decide_message,
+    decide_retract,
+    decide_summary,
+)
+from apexmem.domain.identities import POLICY_ID, alias_id, episode_id, object_key, slot_id
+from apexmem.domain.names import canonical_name, clean, display_name, normalize_relation
+from apexmem.domain.ontology import Ontology
+from apexmem.domain.timeline import Proposal, Strategy, decide_assert
+from apexmem.domain.types import parse_edge_type, resolve_entity_type
+from apexmem.events.errors import NotFoundError, ValidationError
+from apexmem.events.log import EventLog
+from apexmem.events.policy import DecayRateSet, RelationMapped
+from apexmem.logs import get_logger
+from apexmem.results import (
+    AliasRef,
+    EntityRef,
+    FactRef,
+    MergeRef,
+    MessageRef,
+    PolicyRef,
+    Result,
+    RetractRef,
+)
+from apexmem.staging import Meta, Staging
+
+__all__ = ["HANDLERS", "Context"]
+
+_logger = get_logger()
+_MAX_MERGE_CHAIN: Final = 32
+
+
+class Context(msgspec.Struct, kw_only=True):
+    """What every handler needs: the batch, the log, the ontology, the strategy and the time."""
+
+    staging: Staging
+    log: EventLog
+    ontology: Ontology
+    strategy: Strategy
+    now: datetime
+    cause: str | None
+
+
+class _Resolved(msgspec.Struct, frozen=True):
+    entity_id: UUID
+    created: bool
+    index: int
+    name: str
+
+
+def _meta(context: Context, command: Any) -> Meta:
+    return {"actor": command.actor, "episode": command.episode, "cause": context.cause}
+
+
+def _entity_type(field: str, value: str) -> str:
+    entity_type, known = resolve_entity_type(value)
+    if not known:
+        _logger.info("entity_type.defaulted", field=field, given=value, used=entity_type)
+    return entity_type
+
+
+def resolve(
+    context: Context, field: str, name: str, kind: str, meta: Meta, *,
+    create: bool = True, summary: str | None = None,
+) -> _Resolved:
+    """The entity a name means: by alias or canonical name (following merges), else a new one."""
+    entity_type = _entity_type(f"{field}_type", kind)
+    canonical = canonical_name(field, name)
+    stream = alias_id(entity_type, canonical)
+    claimed = context.staging.state("alias", stream).entity_id
+    if claimed is not None:
+        entity = follow(context, claimed)
+        state = context.staging.state("entity", entity)
+        index = context.staging.emit("entity", entity, decide_summary(state, summary), meta)
+        changed = index if summary is not None and state.summary != summary else -1
+        return _Resolved(entity, False, changed, state.name or display_name(name))
+    if not create:
+        raise NotFoundError(f"{field}: no {entity_type} is named {name!r}")
+    entity, observed, claim = create_entity(entity_type, canonical, display_name(name), summary)
+    index = context.staging.emit("entity", entity, [observed], meta)
+    context.staging.emit("alias", stream, [claim], meta)
+    return _Resolved(entity, True, index, observed.name)
+
+
+def follow(context: Context, entity: UUID) -> UUID:
+    """Follow merge-forward pointers to the entity a (possibly merged) id resolves to now."""
+    for _ in range(_MAX_MERGE_CHAIN):
+        merged_into = context.staging.state("entity", entity).merged_into
+        if merged_into is None:
+            return entity
+        entity = merged_into
+    raise ValidationError("entity", str(entity), "has a merge chain longer than 32")
+
+
+def _assert(context: Context, command: AssertFact) -> Result:
+    meta = _meta(context, command)
+    edge_type = parse_edge_type(command.edge_type)
+    relation = context.ontology.resolve(normalize_relation("relation", command.relation))
+    subject = resolve(context, "subject", command.subject, command.subject_type, meta)
+    target = None
+    if command.object is not None:
+        target = resolve(context, "object", command.object, command.object_type, meta)
+        if target.entity_id == subject.entity_id:
+            raise ValidationError(
+                "object", command.object, f"is the same entity as subject {command.subject!r}"
+            )
+    value = clean(command.value) if command.value is not None else None
+    object_id = target.entity_id if target else None
+    key = object_key(object_id, value)
+    slot = slot_id(
+        subject.entity_id, relation.canonical, edge_type,
+        None if relation.cardinality == "one" else key,
+    )
+    proposal = _proposal(context, command, slot, subject, target, relation.canonical, edge_type)
+    decision = decide_assert(context.staging.state("slot", slot), proposal, context.strategy)
+    index = context.staging.emit("slot", slot, decision.events, meta)
+    return FactRef(
+        position=index, fact_id=decision.fact_id, slot_id=slot, subject_id=subject.entity_id,
+        object_id=object_id, outcome=decision.outcome,
+        supersedes=getattr(decision.events[-1], "supersedes", None),
+    )
+
+
+def _proposal(
+    context: Context, command: AssertFact, slot: UUID, subject: _Resolved,
+    target: _Resolved | None, relation: str, edge_type: str,
+) -> Proposal:
+    valid_from = command.valid_from or context.now
+    if command.valid_until is not None and command.valid_until <= valid_from:
+        raise ValidationError(
+            "valid_until", command.valid_until, f"is not after valid_from {valid_from}"
+        )
+    value = clean(command.value) if command.value is not None else None
+    said = target.name if target else value
+    sentence = command.fact or " ".join(p for p in (subject.name, relation, said) if p)
+    return Proposal(
+        slot_id=slot, subject_id=subject.entity_id, relation=relation,
+        object_id=target.entity_id if target else None, value=value,
+        object_key=object_key(target.entity_id if target else None, value),
+        edge_type=edge_type, fact=clean(sentence), confidence=command.confidence,
+        valid_from=valid_from, valid_until=command.valid_until,
+        observed_at=command.observed_at or context.now, ref=command.ref,
+    )
+
+
+def _observe(context: Context, command: ObserveEntity) -> Result:
+    resolved = resolve(
+        context, "name", command.name, command.entity_type, _meta(context, command),
+        summary=command.summary,
+    )
+    return EntityRef(position=resolved.index, entity_id=resolved.entity_id,
+                     created=resolved.created)
+
+
+def _alias(context: Context, command: AddAlias) -> Result:
+    meta = _meta(context, command)
+    entity = resolve(context, "entity", command.entity, command.entity_type, meta)
+    entity_type = _entity_type("entity_type", command.entity_type)
+    alias = canonical_name("alias", command.alias)
+    stream = alias_id(entity_type, alias)
+    state = context.staging.state("alias", stream)
+    outcome, events = decide_alias(
+        state, entity.entity_id, alias, display_name(command.alias), entity_type
+    )
+    index = context.staging.emit("alias", stream, events, meta) if events else -1
+    owner = state.entity_id or entity.entity_id
+    return AliasRef(position=index, alias=alias, entity_id=entity.entity_id,
+                    owner=follow(context, owner), outcome=outcome)
+
+
+def _retract(context: Context, command: RetractFact) -> Result:
+    slot = context.staging.fact_slots.get(command.fact_id)
+    if slot is None:
+        found = context.log.find(f"fact:{command.fact_id}")
+        if found is None:
+            raise NotFoundError(f"fact_id: no fact {command.fact_id} in this memory")
+        slot = found.stream_id
+    events = decide_retract(
+        context.staging.state("slot", slot), command.fact_id, command.valid_until,
+        command.reason,
+    )
+    index = context.staging.emit("slot", slot, events, _meta(context, command))
+    return RetractRef(position=index, fact_id=command.fact_id, slot_id=slot)
+
+
+def _message(context: Context, command: RecordMessage) -> Result:
+    if command.episode is None:
+        raise ValidationError("episode", None, "is required for a message (the conversation id)")
+    stream = episode_id(command.episode)
+    decision = decide_message(
+        context.staging.state("episode", stream), command.episode, display_name(command.speaker),
+        command.text, command.at or context.now, command.ref,
+    )
+    index = context.staging.emit("episode", stream, decision.events, _meta(context, command))
+    return MessageRef(position=index, message_id=decision.message_id, episode_id=stream)
+
+
+def _merge(context: Context, command: MergeEntities) -> Result:
+    meta = _meta(context, command)
+    entity_type = _entity_type("entity_type", command.entity_type)
+    claimed = context.staging.state(
+        "alias", alias_id(entity_type, canonical_name("source", command.source))
+    ).entity_id
+    if claimed is None:
+        raise NotFoundError(f"source: no {entity_type} is named {command.source!r}")
+    target = resolve(context, "target", command.target, command.entity_type, meta, create=False)
+    chain = [target.entity_id]
+    events = decide_merge(
+        context.staging.state("entity", claimed),
+        context.staging.state("entity", target.entity_id), chain, command.reason,
+    )
+    index = context.staging.emit("entity", claimed, events, meta)
+    return MergeRef(position=index, source_id=claimed, target_id=target.entity_id)
+
+
+def _decay_rate(context: Context, command: SetDecayRate) -> Result:
+    event = DecayRateSet(edge_type=parse_edge_type(command.edge_type), rate=command.rate)
+    index = context.staging.emit("policy", POLICY_ID, [event], _meta(context, command))
+    return PolicyRef(position=index)
+
+
+def _map_relation(context: Context, command: MapRelation) -> Result:
+    event = RelationMapped(
+        canonical=normalize_relation("canonical", command.canonical),
+        aliases=[normalize_relation(f"aliases[{i}]", a) for i, a in enumerate(command.aliases)],
+        cardinality=command.cardinality,
+    )
+    index = context.staging.emit("policy", POLICY_ID, [event], _meta(context, command))
+    return PolicyRef(position=index)
+
+
+HANDLERS: Final[dict[type, Callable[[Context, Any], Result]]] = {
+    AssertFact: _assert,
+    ObserveEntity: _observe,
+    AddAlias: _alias,
+    RetractFact: _retract,
+    RecordMessage: _message,
+    MergeEntities: _merge,
+    SetDecayRate: _decay_rate,
+    MapRelation: _map_relation,
+}

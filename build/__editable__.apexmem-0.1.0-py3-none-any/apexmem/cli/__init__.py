@@ -1,0 +1,1 @@
+/work/main/api/cli/__init__.py

@@ -1,0 +1,1 @@
+/work/main/api/config.py

@@ -1,0 +1,1 @@
+/work/main/domain/state.py

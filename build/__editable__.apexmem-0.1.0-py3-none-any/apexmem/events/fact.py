@@ -1,0 +1,1 @@
+/work/main/events/fact.py

@@ -1,0 +1,1 @@
+/work/main/projections/__init__.py

@@ -1,0 +1,1 @@
+/work/main/readmodels/__init__.py

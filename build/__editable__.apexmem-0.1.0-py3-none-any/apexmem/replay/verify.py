@@ -1,0 +1,1 @@
+/work/main/replay/verify.py

@@ -1,0 +1,1 @@
+"""The rules, pure: names, identities, types, ontology, commands, deciders, settings."""

@@ -1,0 +1,222 @@
+"""Commands: what a caller asks the memory to do, validated at the edge before anything is read."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
+from uuid import UUID
+
+import msgspec
+
+from apexmem.events.base import (
+    MAX_FACT_BYTES,
+    MAX_REF_BYTES,
+    MAX_SUMMARY_BYTES,
+    MAX_TEXT_BYTES,
+    Probability,
+)
+from apexmem.events.errors import ValidationError
+from apexmem.events.timeutil import UtcDateTime
+
+__all__ = [
+    "AddAlias",
+    "AssertFact",
+    "Command",
+    "MapRelation",
+    "MergeEntities",
+    "ObserveEntity",
+    "RecordMessage",
+    "RetractFact",
+    "SetDecayRate",
+    "build",
+    "decode_command",
+]
+
+MAX_INPUT_NAME_BYTES = 4096
+"""Names longer than this are refused; shorter ones are cut to 512 bytes when normalized."""
+
+_Name = Annotated[str, msgspec.Meta(max_length=MAX_INPUT_NAME_BYTES)]
+_Ref = Annotated[str, msgspec.Meta(max_length=MAX_REF_BYTES)]
+
+
+class _Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", forbid_unknown_fields=True):
+    actor: _Ref | None = None
+    episode: _Ref | None = None
+
+
+class AssertFact(_Command, frozen=True, kw_only=True, tag="assert"):
+    """Assert a fact: subject -relation-> object (an entity), or -> value, or a note (neither)."""
+
+    subject: _Name
+    subject_type: str = "concept"
+    relation: str
+    object: _Name | None = None
+    object_type: str = "concept"
+    value: str | None = None
+    edge_type: str = "semantic"
+    fact: str | None = None
+    confidence: Probability = 1.0
+    valid_from: UtcDateTime | None = None
+    valid_until: UtcDateTime | None = None
+    observed_at: UtcDateTime | None = None
+    ref: _Ref | None = None
+
+
+class ObserveEntity(_Command, frozen=True, kw_only=True, tag="entity"):
+    """Make sure an entity exists, optionally with a (new) summary."""
+
+    name: _Name
+    entity_type: str = "concept"
+    summary: str | None = None
+
+
+class AddAlias(_Command, frozen=True, kw_only=True, tag="alias"):
+    """Give an entity another name of its type (the first claim of a name wins)."""
+
+    entity: _Name
+    entity_type: str = "concept"
+    alias: _Name
+
+
+class RetractFact(_Command, frozen=True, kw_only=True, tag="retract"):
+    """End a fact version at `valid_until`, or withdraw it as never true when that is None."""
+
+    fact_id: UUID
+    valid_until: UtcDateTime | None = None
+    reason: _Ref = "retracted"
+
+
+class RecordMessage(_Command, frozen=True, kw_only=True, tag="message"):
+    """Store one message of a conversation (the episode) verbatim."""
+
+    speaker: _Name
+    text: str
+    at: UtcDateTime | None = None
+    ref: _Ref | None = None
+
+
+class MergeEntities(_Command, frozen=True, kw_only=True, tag="merge"):
+    """Merge an entity forward into another of the same type."""
+
+    source: _Name
+    target: _Name
+    entity_type: str = "concept"
+    reason: _Ref | None = None
+
+
+class SetDecayRate(_Command, frozen=True, kw_only=True, tag="decay-rate"):
+    """Set the confidence decay rate (per day) of one edge type."""
+
+    edge_type: str
+    rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)]
+
+
+class MapRelation(_Command, frozen=True, kw_only=True, tag="map-relation"):
+    """Teach the ontology a canonical relation, its aliases and its cardinality."""
+
+    canonical: str
+    aliases: list[str] = []
+    cardinality: Literal["one", "many"] = "many"
+
+
+Command = (
+    AssertFact
+    | ObserveEntity
+    | AddAlias
+    | RetractFact
+    | RecordMessage
+    | MergeEntities
+    | SetDecayRate
+    | MapRelation
+)
+"""Every command, tagged by `op` in JSON lines."""
+
+C = TypeVar("C", bound=_Command)
+_AT_FIELD = re.compile(r"- at `\$\.?([^`]*)`")
+_BYTE_LIMITS = {
+    "fact": MAX_FACT_BYTES,
+    "summary": MAX_SUMMARY_BYTES,
+    "text": MAX_TEXT_BYTES,
+    "value": MAX_FACT_BYTES,
+}
+_command_decoder = msgspec.json.Decoder(Command)
+
+
+def build(kind: type[C], fields: Mapping[str, Any]) -> C:
+    """Validate `fields` into a command, or raise ValidationError naming field, value and rule."""
+    for name, value in fields.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValidationError(name, value, "is not a finite number")
+    try:
+        command = msgspec.convert(dict(fields), kind)
+    except msgspec.ValidationError as e:
+        raise _translate(e, fields) from e
+    return _check(command)
+
+
+def decode_command(line: bytes | str) -> Command:
+    """Decode one JSON line into a command (tagged by `op`), validated like `build`."""
+    try:
+        command: Command = _command_decoder.decode(line)
+    except msgspec.ValidationError as e:
+        raise _translate(e, None) from e
+    except msgspec.DecodeError as e:
+        raise ValidationError("line", _clip(line), f"is not valid JSON ({e})") from e
+    for name in ("confidence", "rate"):
+        value = getattr(command, name, None)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValidationError(name, value, "is not a finite number")
+    return _check(command)
+
+
+def _check(command: C) -> C:
+    for name, limit in _BYTE_LIMITS.items():
+        value = getattr(command, name, None)
+        if isinstance(value, str) and len(value.encode()) > limit:
+            raise ValidationError(name, _clip(value), f"is longer than {limit} bytes")
+    if isinstance(command, AssertFact):
+        _check_assert(command)
+    if isinstance(command, RecordMessage) and not command.text.strip():
+        raise ValidationError("text", command.text, "is empty")
+    return command
+
+
+def _check_assert(command: AssertFact) -> None:
+    if command.object is not None and command.value is not None:
+        raise ValidationError("value", command.value, "cannot be given together with object")
+    if (
+        command.valid_from is not None
+        and command.valid_until is not None
+        and command.valid_until <= command.valid_from
+    ):
+        raise ValidationError(
+            "valid_until", command.valid_until, f"is not after valid_from {command.valid_from}"
+        )
+
+
+def _translate(error: msgspec.ValidationError, fields: Mapping[str, Any] | None) -> ValidationError:
+    message = str(error)
+    match = _AT_FIELD.search(message)
+    field = match.group(1) if match else "command"
+    rule = _AT_FIELD.sub("", message).strip()
+    top = field.split(".")[0].split("[")[0]
+    value: object = fields.get(top) if fields is not None else None
+    if "Object missing required field" in rule:
+        missing = rule.split("`")[1] if "`" in rule else field
+        return ValidationError(missing if field == "command" else f"{field}.{missing}",
+                               None, "is required")
+    if "Object contains unknown field" in rule:
+        unknown = rule.split("`")[1] if "`" in rule else field
+        return ValidationError(unknown, None, "is not a known field of this command")
+    if "timezone component" in rule:
+        return ValidationError(
+            field, value, "is a naive datetime; give a timezone, e.g. 2024-01-01T00:00:00Z"
+        )
+    return ValidationError(field, value, f"is invalid: {rule[0].lower()}{rule[1:]}" if rule else "is invalid")
+
+
+def _clip(value: str | bytes) -> str:
+    text = value.decode(errors="replace") if isinstance(value, bytes) else value
+    return text if len(text) <= 60 else text[:57] + "..."

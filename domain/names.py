@@ -1,0 +1,68 @@
+"""Name normalization: the canonical form that identifies an entity, and the display form."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+from apexmem.events.base import MAX_NAME_BYTES, MAX_RELATION_BYTES
+from apexmem.events.errors import ValidationError
+
+__all__ = [
+    "MIN_NAME_BYTES",
+    "canonical_name",
+    "clean",
+    "cut_utf8",
+    "display_name",
+    "normalize",
+    "normalize_relation",
+]
+
+MIN_NAME_BYTES: Final = 3
+_SPACES: Final = re.compile(r"[\s\-]+")
+
+
+def cut_utf8(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` UTF-8 bytes, never inside a character."""
+    data = text.encode()
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode(errors="ignore")
+
+
+def clean(text: str) -> str:
+    """Drop control characters and format (bidi, zero-width) characters."""
+    if text.isprintable():
+        return text
+    return "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+
+
+def normalize(name: str) -> str:
+    """Trim, lowercase, strip control and bidi/format characters, cut to 512 bytes."""
+    return cut_utf8(clean(name.strip().lower()).strip(), MAX_NAME_BYTES)
+
+
+def canonical_name(field: str, name: str) -> str:
+    """The canonical name of `name`, or ValidationError when fewer than 3 bytes remain."""
+    canonical = normalize(name)
+    if len(canonical.encode()) < MIN_NAME_BYTES:
+        raise ValidationError(
+            field, name, f"is shorter than {MIN_NAME_BYTES} bytes after normalization"
+        )
+    return canonical
+
+
+def display_name(name: str) -> str:
+    """The display form: the caller's casing, trimmed, without control characters."""
+    return cut_utf8(clean(name.strip()).strip(), MAX_NAME_BYTES)
+
+
+def normalize_relation(field: str, relation: str) -> str:
+    """A relation as the ontology keys it: trimmed, lowercase, runs of spaces and dashes as `_`."""
+    normalized = _SPACES.sub("_", clean(relation.strip().lower()).strip())
+    if not normalized:
+        raise ValidationError(field, relation, "is empty after normalization")
+    if len(normalized.encode()) > MAX_RELATION_BYTES:
+        raise ValidationError(field, relation, f"is longer than {MAX_RELATION_BYTES} bytes")
+    return normalized

@@ -1,0 +1,155 @@
+"""Settings: one TOML file whose keys mirror the seeds' `[memory.graph]` sections, validated."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from typing import Annotated, Literal
+
+import msgspec
+
+from apexmem.events.errors import ValidationError
+
+__all__ = [
+    "ActivationSettings",
+    "BeliefRevisionSettings",
+    "GraphSettings",
+    "LogSettings",
+    "MemorySettings",
+    "NoteLinkingSettings",
+    "Settings",
+    "parse_settings",
+]
+
+_Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+_UnitOpen = Annotated[float, msgspec.Meta(gt=0.0, le=1.0)]
+_NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+_Positive = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class _Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class LogSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.log]`: durability and the write path."""
+
+    synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    write_retries: Annotated[int, msgspec.Meta(ge=0, le=10)] = 3
+
+
+class NoteLinkingSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.graph.note_linking]` (A-MEM)."""
+
+    enabled: bool = False
+    similarity_threshold: _Unit = 0.85
+    top_k: _Positive = 10
+    timeout_secs: _Positive = 5
+    link_weight_decay_lambda: _UnitOpen = 0.95
+    link_weight_decay_interval_secs: _Positive = 86_400
+
+
+class ActivationSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.graph.spreading_activation]` (SYNAPSE)."""
+
+    enabled: bool = False
+    decay_lambda: _UnitOpen = 0.85
+    max_hops: _Positive = 3
+    activation_threshold: _Unit = 0.1
+    inhibition_threshold: _Unit = 0.8
+    max_activated_nodes: _Positive = 50
+    seed_structural_weight: _Unit = 0.4
+    seed_community_cap: _NonNegative = 3
+    recall_timeout_ms: _NonNegative = 500
+
+
+class BeliefRevisionSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.graph.belief_revision]`."""
+
+    enabled: bool = False
+    similarity_threshold: _Unit = 0.85
+
+
+class GraphSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.graph]`: resolution, recall, decay, communities and eviction."""
+
+    max_hops: _NonNegative = 2
+    recall_limit: _Positive = 10
+    use_embedding_resolution: bool = False
+    entity_similarity_threshold: _Unit = 0.85
+    entity_ambiguous_threshold: _Unit = 0.70
+    conflict_strategy: Literal["recency", "confidence"] = "recency"
+    default_decay_rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.01
+    temporal_decay_rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.0
+    community_refresh_interval: _Positive = 100
+    lpa_edge_chunk_size: _NonNegative = 10_000
+    expired_edge_retention_days: _Positive = 90
+    max_entities: _NonNegative = 0
+    edge_history_limit: _Positive = 100
+    note_linking: NoteLinkingSettings = NoteLinkingSettings()
+    spreading_activation: ActivationSettings = ActivationSettings()
+    belief_revision: BeliefRevisionSettings = BeliefRevisionSettings()
+
+
+class MemorySettings(_Section, frozen=True, kw_only=True):
+    """`[memory]`."""
+
+    log: LogSettings = LogSettings()
+    graph: GraphSettings = GraphSettings()
+
+
+class Settings(_Section, frozen=True, kw_only=True):
+    """Every setting, validated; build with `parse_settings` or take the defaults."""
+
+    memory: MemorySettings = MemorySettings()
+
+
+def parse_settings(text: str, source: str = "settings") -> tuple[Settings, list[str]]:
+    """Validate TOML text into Settings; returns the settings and warnings for the edge to log."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValidationError(source, None, f"is not valid TOML: {e}") from e
+    try:
+        settings = msgspec.convert(raw, Settings)
+    except msgspec.ValidationError as e:
+        message = str(e)
+        field, _, rule = message.rpartition(" - at `$.")
+        path = rule.rstrip("`") if field else source
+        raise ValidationError(path, _lookup(raw, path), (field or message).lower()) from e
+    return _cross_checks(settings)
+
+
+def _cross_checks(settings: Settings) -> tuple[Settings, list[str]]:
+    graph = settings.memory.graph
+    activation = graph.spreading_activation
+    if graph.entity_ambiguous_threshold >= graph.entity_similarity_threshold:
+        raise ValidationError(
+            "memory.graph.entity_ambiguous_threshold", graph.entity_ambiguous_threshold,
+            f"must be below entity_similarity_threshold ({graph.entity_similarity_threshold})",
+        )
+    if activation.activation_threshold >= activation.inhibition_threshold:
+        raise ValidationError(
+            "memory.graph.spreading_activation.activation_threshold",
+            activation.activation_threshold,
+            f"must be below inhibition_threshold ({activation.inhibition_threshold})",
+        )
+    for name in ("default_decay_rate", "temporal_decay_rate"):
+        value = getattr(graph, name)
+        if not math.isfinite(value):
+            raise ValidationError(f"memory.graph.{name}", value, "is not a finite number")
+    warnings: list[str] = []
+    if graph.lpa_edge_chunk_size == 0:
+        warnings.append("memory.graph.lpa_edge_chunk_size = 0 falls back to 10000")
+        graph = msgspec.structs.replace(graph, lpa_edge_chunk_size=10_000)
+    memory = msgspec.structs.replace(settings.memory, graph=graph)
+    return msgspec.structs.replace(settings, memory=memory), warnings
+
+
+def _lookup(raw: dict[str, object], path: str) -> object:
+    node: object = raw
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node

@@ -1,0 +1,100 @@
+"""Write-side stream states: what a decider needs to know about a stream, and its version."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+import msgspec
+
+from apexmem.events.policy import RelationMapped
+
+__all__ = [
+    "AliasState",
+    "EntityState",
+    "EpisodeState",
+    "FactVersion",
+    "PolicyState",
+    "SlotState",
+    "Standing",
+]
+
+Standing = Literal["believed", "alternative", "withdrawn"]
+"""believed: part of the slot's timeline; alternative: recorded but outranked; withdrawn:
+retracted as never true."""
+
+
+class EntityState(msgspec.Struct, frozen=True, kw_only=True):
+    """An entity stream folded: who it is, and where it was merged to, if anywhere."""
+
+    version: int = 0
+    entity_id: UUID | None = None
+    entity_type: str | None = None
+    canonical_name: str | None = None
+    name: str | None = None
+    summary: str | None = None
+    merged_into: UUID | None = None
+    archived: bool = False
+
+
+class AliasState(msgspec.Struct, frozen=True, kw_only=True):
+    """An alias stream folded: the entity that claimed the name first, if any."""
+
+    version: int = 0
+    entity_id: UUID | None = None
+
+
+class FactVersion(msgspec.Struct, frozen=True, kw_only=True):
+    """One version of a fact in its slot's timeline."""
+
+    fact_id: UUID
+    object_key: str
+    confidence: float
+    valid_from: datetime
+    valid_until: datetime | None
+    observed_at: datetime
+    standing: Standing = "believed"
+    supersedes: UUID | None = None
+    superseded_by: UUID | None = None
+
+    def valid_at(self, when: datetime) -> bool:
+        """valid_from <= when < valid_until, for a believed version."""
+        return (
+            self.standing == "believed"
+            and self.valid_from <= when
+            and (self.valid_until is None or when < self.valid_until)
+        )
+
+
+class SlotState(msgspec.Struct, frozen=True, kw_only=True):
+    """A fact slot folded: every version, in the order they were asserted."""
+
+    version: int = 0
+    versions: tuple[FactVersion, ...] = ()
+
+    def find(self, fact: UUID) -> FactVersion | None:
+        """The version with this fact id, if it belongs to this slot."""
+        return next((v for v in self.versions if v.fact_id == fact), None)
+
+    def current(self) -> FactVersion | None:
+        """The believed version with no end in valid time, if any."""
+        return next(
+            (v for v in self.versions if v.standing == "believed" and v.valid_until is None), None
+        )
+
+
+class EpisodeState(msgspec.Struct, frozen=True, kw_only=True):
+    """An episode stream folded: whether it started and how many messages it holds."""
+
+    version: int = 0
+    started: bool = False
+    messages: int = 0
+
+
+class PolicyState(msgspec.Struct, frozen=True, kw_only=True):
+    """The policy stream folded: ontology mappings and decay rates added by events."""
+
+    version: int = 0
+    mappings: tuple[RelationMapped, ...] = ()
+    decay_rates: tuple[tuple[str, float], ...] = ()

@@ -1,0 +1,111 @@
+"""The assert decider: where a new assertion lands on its slot's valid-time timeline.
+
+At any valid time T a slot holds at most one believed version. An assertion whose object
+matches the version valid at its valid_from reinforces it; a different object closes that
+version at valid_from (superseding it) unless the conflict strategy keeps the old one; an
+assertion earlier than later versions becomes a closed, historical version that ends
+where the next one starts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+import msgspec
+
+from apexmem.domain.identities import fact_id
+from apexmem.domain.state import FactVersion, SlotState
+from apexmem.events.base import Event
+from apexmem.events.fact import FactAsserted, FactReinforced, FactSuperseded, Outcome
+
+__all__ = ["Decision", "Proposal", "Strategy", "decide_assert"]
+
+Strategy = Literal["recency", "confidence"]
+
+
+class Proposal(msgspec.Struct, frozen=True, kw_only=True):
+    """An assertion with every name resolved: what the decider needs besides the slot."""
+
+    slot_id: UUID
+    subject_id: UUID
+    relation: str
+    object_id: UUID | None
+    value: str | None
+    object_key: str
+    edge_type: str
+    fact: str
+    confidence: float
+    valid_from: datetime
+    valid_until: datetime | None
+    observed_at: datetime
+    ref: str | None
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """The events of one assertion and what became of it."""
+
+    events: list[Event]
+    fact_id: UUID
+    outcome: Outcome | Literal["reinforced"]
+
+
+def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> Decision:
+    """Decide the events that put `proposal` on the slot's timeline."""
+    believed = [v for v in state.versions if v.standing == "believed"]
+    start = proposal.valid_from
+    container = next((v for v in believed if v.valid_at(start)), None)
+    if container is not None and container.object_key == proposal.object_key:
+        return _reinforce(container, proposal)
+    later = [v.valid_from for v in believed if v.valid_from > start]
+    ends = [t for t in (proposal.valid_until, min(later, default=None)) if t is not None]
+    end = min(ends, default=None)
+    new_id = fact_id(proposal.slot_id, state.version + 1)
+    if container is None:
+        outcome: Outcome = "created" if end is None else "historical"
+        return Decision(events=[_asserted(proposal, new_id, end, outcome)], fact_id=new_id,
+                        outcome=outcome)
+    if strategy == "confidence" and proposal.confidence < container.confidence:
+        return Decision(events=[_asserted(proposal, new_id, end, "alternative")], fact_id=new_id,
+                        outcome="alternative")
+    new_id = fact_id(proposal.slot_id, state.version + 2)
+    close = FactSuperseded(fact_id=container.fact_id, superseded_by=new_id, valid_until=start)
+    outcome = "superseded" if end is None else "historical"
+    asserted = _asserted(proposal, new_id, end, outcome, supersedes=container.fact_id)
+    return Decision(events=[close, asserted], fact_id=new_id, outcome=outcome)
+
+
+def _reinforce(version: FactVersion, proposal: Proposal) -> Decision:
+    event = FactReinforced(
+        fact_id=version.fact_id,
+        confidence=max(version.confidence, proposal.confidence),
+        observed_at=max(version.observed_at, proposal.observed_at),
+        ref=proposal.ref,
+    )
+    return Decision(events=[event], fact_id=version.fact_id, outcome="reinforced")
+
+
+def _asserted(
+    proposal: Proposal,
+    new_id: UUID,
+    end: datetime | None,
+    outcome: Outcome,
+    supersedes: UUID | None = None,
+) -> FactAsserted:
+    return FactAsserted(
+        fact_id=new_id,
+        subject_id=proposal.subject_id,
+        relation=proposal.relation,
+        object_id=proposal.object_id,
+        value=proposal.value,
+        edge_type=proposal.edge_type,
+        fact=proposal.fact,
+        confidence=proposal.confidence,
+        valid_from=proposal.valid_from,
+        valid_until=end,
+        observed_at=proposal.observed_at,
+        supersedes=supersedes,
+        outcome=outcome,
+        ref=proposal.ref,
+    )

@@ -1,0 +1,73 @@
+"""The vocabulary and the log: event classes, their codec, the append-only EventLog, the chain."""
+
+from apexmem.events.base import EDGE_TYPES, Event
+from apexmem.events.catalogue import EVENT_CLASSES, STREAM_KINDS, AnyEvent, tag_of
+from apexmem.events.codec import Stored, decode, encode, register_upcaster
+from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
+from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
+from apexmem.events.errors import (
+    ApexmemError,
+    ConcurrencyError,
+    IntegrityViolation,
+    NotFoundError,
+    ValidationError,
+)
+from apexmem.events.fact import (
+    FactArchived,
+    FactAsserted,
+    FactReinforced,
+    FactRetracted,
+    FactSuperseded,
+    Outcome,
+)
+from apexmem.events.log import AppendResult, EventLog, NewEvent, RawRecord, RecordedEvent
+from apexmem.events.policy import (
+    CommunitySummarized,
+    DecayRateSet,
+    FactsRetrieved,
+    RelationMapped,
+    RetrievalCountsDecayed,
+)
+from apexmem.events.timeutil import UtcDateTime
+
+__all__ = [
+    "EDGE_TYPES",
+    "EVENT_CLASSES",
+    "STREAM_KINDS",
+    "AliasClaimed",
+    "AnyEvent",
+    "ApexmemError",
+    "AppendResult",
+    "CommunitySummarized",
+    "ConcurrencyError",
+    "DecayRateSet",
+    "EntitiesMentioned",
+    "EntityArchived",
+    "EntityMerged",
+    "EntityObserved",
+    "EpisodeStarted",
+    "Event",
+    "EventLog",
+    "FactArchived",
+    "FactAsserted",
+    "FactReinforced",
+    "FactRetracted",
+    "FactSuperseded",
+    "FactsRetrieved",
+    "IntegrityViolation",
+    "MessageRecorded",
+    "NewEvent",
+    "NotFoundError",
+    "Outcome",
+    "RawRecord",
+    "RecordedEvent",
+    "RelationMapped",
+    "RetrievalCountsDecayed",
+    "Stored",
+    "UtcDateTime",
+    "ValidationError",
+    "decode",
+    "encode",
+    "register_upcaster",
+    "tag_of",
+]

@@ -1,0 +1,71 @@
+"""The event union: every tag the log can hold, which stream kind holds it, and its class."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from apexmem.events.base import Event
+from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
+from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
+from apexmem.events.fact import (
+    FactArchived,
+    FactAsserted,
+    FactReinforced,
+    FactRetracted,
+    FactSuperseded,
+)
+from apexmem.events.policy import (
+    CommunitySummarized,
+    DecayRateSet,
+    FactsRetrieved,
+    RelationMapped,
+    RetrievalCountsDecayed,
+)
+
+__all__ = ["EVENT_CLASSES", "STREAM_KINDS", "AnyEvent", "tag_of"]
+
+AnyEvent = (
+    EntityObserved
+    | EntityMerged
+    | EntityArchived
+    | AliasClaimed
+    | FactAsserted
+    | FactReinforced
+    | FactSuperseded
+    | FactRetracted
+    | FactArchived
+    | EpisodeStarted
+    | MessageRecorded
+    | EntitiesMentioned
+    | RelationMapped
+    | DecayRateSet
+    | FactsRetrieved
+    | RetrievalCountsDecayed
+    | CommunitySummarized
+)
+"""Every event class of catalogue v1."""
+
+STREAM_KINDS: Final[dict[str, tuple[type[Event], ...]]] = {
+    "entity": (EntityObserved, EntityMerged, EntityArchived),
+    "alias": (AliasClaimed,),
+    "fact slot": (FactAsserted, FactReinforced, FactSuperseded, FactRetracted, FactArchived),
+    "episode": (EpisodeStarted, MessageRecorded, EntitiesMentioned),
+    "policy": (RelationMapped, DecayRateSet),
+    "usage": (FactsRetrieved, RetrievalCountsDecayed),
+    "community": (CommunitySummarized,),
+}
+"""Which events each kind of stream holds, in catalogue order."""
+
+EVENT_CLASSES: Final[dict[str, type[Event]]] = {
+    tag_cls.__struct_config__.tag: tag_cls  # type: ignore[misc]
+    for kind in STREAM_KINDS.values()
+    for tag_cls in kind
+}
+"""Tag (`"fact-asserted.v1"`) to event class."""
+
+
+def tag_of(event: Event) -> str:
+    """The versioned tag of an event, which is also its stored topic."""
+    tag = type(event).__struct_config__.tag
+    assert isinstance(tag, str), f"{type(event).__name__} has no tag"
+    return tag

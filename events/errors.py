@@ -1,0 +1,46 @@
+"""The one root of every error apexmem raises on purpose, and the subclasses a caller can act on.
+
+The errors live in the lowest layer because the log raises them too; every other layer
+imports them from here (and `apexmem` re-exports them).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ApexmemError",
+    "ConcurrencyError",
+    "IntegrityViolation",
+    "NotFoundError",
+    "ValidationError",
+]
+
+
+class ApexmemError(Exception):
+    """Root of every error apexmem raises on purpose."""
+
+
+class ValidationError(ApexmemError):
+    """Bad input: names the field, the value and the rule. Nothing was written."""
+
+    def __init__(self, field: str, value: object, rule: str) -> None:
+        self.field = field
+        self.value = value
+        self.rule = rule
+        super().__init__(f"{field}: {_show(value)} {rule}")
+
+
+class ConcurrencyError(ApexmemError):
+    """A stream changed between reading its state and appending to it. Nothing was written."""
+
+
+class NotFoundError(ApexmemError):
+    """The fact, entity or stream asked for does not exist."""
+
+
+class IntegrityViolation(ApexmemError):
+    """The log's files do not hold what the log wrote (the hash chain or the time index broke)."""
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

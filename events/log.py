@@ -1,0 +1,327 @@
+"""The append-only event log: atomic batches, global positions, time index, chain, keys."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+
+from apexmem.events.base import Event
+from apexmem.events.chain import GENESIS, link
+from apexmem.events.codec import Pending, Stored, TaggedMapper, decode
+from apexmem.events.episode import MessageRecorded
+from apexmem.events.errors import ApexmemError, ConcurrencyError
+from apexmem.events.fact import FactAsserted
+from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Synchronous
+from apexmem.events.timeutil import from_micros, to_micros
+
+__all__ = ["AppendResult", "EventLog", "NewEvent", "RawRecord", "RecordedEvent", "lookup_key"]
+
+_READ_CHUNK: Final = 500
+Clock = Callable[[], datetime]
+
+
+class NewEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """An event to append at `version` of `stream_id`, with its provenance."""
+
+    stream_id: UUID
+    version: int
+    data: Event
+    actor: str | None = None
+    episode: str | None = None
+    cause: str | None = None
+
+
+class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """An event as the log holds it: its position, stream, version, envelope and payload."""
+
+    position: int
+    stream_id: UUID
+    version: int
+    tag: str
+    recorded_at: datetime
+    actor: str | None
+    episode: str | None
+    cause: str | None
+    data: Any
+
+
+class RawRecord(msgspec.Struct, frozen=True):
+    """One position as stored, for verification: the record (if any) and its chain row (if any)."""
+
+    position: int
+    stream_id: str | None
+    version: int | None
+    tag: str | None
+    state: bytes | None
+    recorded_at: int | None
+    chain: bytes | None
+
+
+class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
+    """Positions written by one append (or by the first append with the same idempotency key)."""
+
+    positions: list[int]
+    recorded_at: datetime | None
+    repeated: bool = False
+    receipt: bytes | None = None
+    """What the caller stored with the idempotency key (for example, its encoded results)."""
+
+
+def lookup_key(data: Event) -> str | None:
+    """The key under which an event can be found again by id (facts and messages)."""
+    if isinstance(data, FactAsserted):
+        return f"fact:{data.fact_id}"
+    if isinstance(data, MessageRecorded):
+        return f"message:{data.message_id}"
+    return None
+
+
+class EventLog:
+    """The one ordered, hash-chained, append-only log of a memory (a SQLite file)."""
+
+    def __init__(
+        self, path: Path | str, *, synchronous: Synchronous = "NORMAL", clock: Clock | None = None
+    ) -> None:
+        self.path = Path(path)
+        self._clock: Clock = clock or (lambda: datetime.now(UTC))
+        self._datastore = Datastore(str(self.path), synchronous=synchronous)
+        self._recorder = Recorder(self._datastore)
+        self._recorder.create_table()
+        self._mapper = TaggedMapper()
+
+    def close(self) -> None:
+        """Close every connection; the log file stays."""
+        self._datastore.close()
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        idempotency_key: str | None = None,
+        receipt: bytes | None = None,
+    ) -> AppendResult:
+        """Append all events atomically; a reused idempotency key writes nothing.
+
+        A reused key returns the first append's positions and `receipt`. Raises
+        ConcurrencyError when a (stream, version) is already taken.
+        """
+        with self._datastore.get_connection(commit=True) as connection:
+            cursor = connection.cursor()
+            _execute(cursor, "BEGIN IMMEDIATE")
+            try:
+                result = self._append_in(cursor, events, idempotency_key, receipt)
+                connection.commit()
+            except sqlite3.IntegrityError as e:
+                connection.rollback()
+                raise ConcurrencyError(
+                    f"a stream changed while this append was decided: {e}"
+                ) from e
+            except BaseException:
+                connection.rollback()
+                raise
+        return result
+
+    def _append_in(
+        self, cursor: Any, events: Sequence[NewEvent], key: str | None, receipt: bytes | None
+    ) -> AppendResult:
+        if key is not None:
+            cursor.execute(
+                "SELECT first_position, last_position, recorded_at, receipt "
+                "FROM idempotency WHERE key=?",
+                (key,),
+            )
+            row = cursor.fetchone()
+            if row is not None:
+                first, last, micros, stored_receipt = row
+                positions = [] if first is None else self.positions_between(first, last, cursor)
+                return AppendResult(
+                    positions=positions, recorded_at=from_micros(micros), repeated=True,
+                    receipt=stored_receipt,
+                )
+        cursor.execute("SELECT recorded_at, chain FROM log_index ORDER BY position DESC LIMIT 1")
+        row = cursor.fetchone()
+        last_micros, chain = (row[0], row[1]) if row else (0, GENESIS)
+        micros = max(to_micros(self._clock()), last_micros)
+        recorded_at = from_micros(micros)
+        stored = [self._mapper.to_stored_event(_stamp(e, recorded_at)) for e in events]
+        positions = list(self._recorder._insert_events(cursor, stored) or [])
+        index_rows = []
+        for position, record in zip(positions, stored, strict=True):
+            chain = link(
+                chain, _uuid(record.originator_id), record.originator_version,
+                record.topic, record.state,
+            )
+            index_rows.append((position, micros, chain))
+        cursor.executemany("INSERT INTO log_index VALUES (?,?,?)", index_rows)
+        keys = [
+            (k, p) for p, e in zip(positions, events, strict=True)
+            if (k := lookup_key(e.data)) is not None
+        ]
+        if keys:
+            cursor.executemany("INSERT INTO event_keys VALUES (?,?)", keys)
+        if key is not None:
+            cursor.execute(
+                "INSERT INTO idempotency VALUES (?,?,?,?,?)",
+                (key, positions[0] if positions else None,
+                 positions[-1] if positions else None, micros, receipt),
+            )
+        return AppendResult(positions=positions, recorded_at=recorded_at)
+
+    def positions_between(self, first: int, last: int, cursor: Any = None) -> list[int]:
+        """Positions that exist in [first, last] (the log tolerates gaps)."""
+        sql = f"SELECT rowid FROM {EVENTS_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
+        if cursor is not None:
+            cursor.execute(sql, (first, last))
+            return [r[0] for r in cursor.fetchall()]
+        return [r[0] for r in self._query(sql, (first, last))]
+
+    def read(
+        self, *, start: int = 1, stop: int | None = None, tags: Sequence[str] = ()
+    ) -> Iterator[RecordedEvent]:
+        """Events in position order from `start` to `stop` (inclusive), optionally by tag."""
+        position = start
+        while True:
+            chunk = self._recorder.select_notifications(
+                position, _READ_CHUNK, stop=stop, topics=tags
+            )
+            if not chunk:
+                return
+            yield from self._recorded(chunk)
+            position = chunk[-1].id + 1
+
+    def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]:
+        """Every event of one stream after `after_version`, oldest first."""
+        return self.read_streams([stream_id], after_version=after_version).get(stream_id, [])
+
+    def read_streams(
+        self, stream_ids: Sequence[UUID], *, after_version: int = 0
+    ) -> dict[UUID, list[RecordedEvent]]:
+        """Events of many streams at once, keyed by stream, each oldest first."""
+        found: dict[UUID, list[RecordedEvent]] = {}
+        unique = list(dict.fromkeys(stream_ids))
+        for i in range(0, len(unique), _READ_CHUNK):
+            ids = [s.hex for s in unique[i : i + _READ_CHUNK]]
+            marks = ",".join("?" * len(ids))
+            rows = self._query(
+                f"SELECT rowid, originator_id, originator_version, topic, state "
+                f"FROM {EVENTS_TABLE} WHERE originator_id IN ({marks}) AND originator_version>? "
+                f"ORDER BY originator_id, originator_version",
+                (*ids, after_version),
+            )
+            for row in rows:
+                event = _record(row[0], row[1], row[2], row[3], row[4])
+                found.setdefault(event.stream_id, []).append(event)
+        return found
+
+    def find(self, key: str) -> RecordedEvent | None:
+        """The event stored under a lookup key (`fact:<id>`, `message:<id>`), if any."""
+        rows = self._query(
+            f"SELECT e.rowid, e.originator_id, e.originator_version, e.topic, e.state "
+            f"FROM event_keys k JOIN {EVENTS_TABLE} e ON e.rowid = k.position WHERE k.key=?",
+            (key,),
+        )
+        return _record(*rows[0]) if rows else None
+
+    def chains(self, positions: Sequence[int]) -> dict[int, bytes]:
+        """The chain hash stored at each of these positions."""
+        found: dict[int, bytes] = {}
+        for i in range(0, len(positions), _READ_CHUNK):
+            part = list(positions[i : i + _READ_CHUNK])
+            marks = ",".join("?" * len(part))
+            rows = self._query(
+                f"SELECT position, chain FROM log_index WHERE position IN ({marks})", part
+            )
+            found.update((int(p), bytes(c)) for p, c in rows)
+        return found
+
+    def size_bytes(self) -> int:
+        """Bytes of the log file and its write-ahead log on disk."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        return sum(p.stat().st_size for p in (self.path, wal) if p.exists())
+
+    def last_position(self) -> int:
+        """The highest position written so far (0 for an empty log)."""
+        return int(self._recorder.max_notification_id() or 0)
+
+    def position_at(self, when: datetime) -> int:
+        """The last position recorded at or before `when` (0 if none): the log as known then."""
+        rows = self._query(
+            "SELECT MAX(position) FROM log_index WHERE recorded_at <= ?", (to_micros(when),)
+        )
+        return int(rows[0][0] or 0)
+
+    def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
+        """Every position that has a record or a chain row, with both as stored."""
+        position = start - 1
+        while True:
+            rows = self._query(
+                f"SELECT p.position, e.originator_id, e.originator_version, e.topic, e.state, "
+                f"i.recorded_at, i.chain FROM (SELECT rowid AS position FROM {EVENTS_TABLE} "
+                f"WHERE rowid > ? UNION SELECT position FROM log_index WHERE position > ? "
+                f"ORDER BY 1 LIMIT ?) p "
+                f"LEFT JOIN {EVENTS_TABLE} e ON e.rowid = p.position "
+                f"LEFT JOIN log_index i ON i.position = p.position ORDER BY p.position",
+                (position, position, _READ_CHUNK),
+            )
+            if not rows:
+                return
+            for row in rows:
+                yield RawRecord(*row)
+            position = rows[-1][0]
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._datastore.transaction(commit=False) as cursor:
+            cursor.execute(sql, params)
+            return list(cursor.fetchall())
+
+    def _recorded(self, notifications: Sequence[Any]) -> Iterator[RecordedEvent]:
+        for n in notifications:
+            yield _record(n.id, n.originator_id, n.originator_version, n.topic, n.state)
+
+
+def _record(position: int, stream: Any, version: int, tag: str, state: bytes) -> RecordedEvent:
+    stored = decode(tag, state)
+    return RecordedEvent(
+        position=position,
+        stream_id=_uuid(stream),
+        version=version,
+        tag=tag,
+        recorded_at=stored.recorded_at,
+        actor=stored.actor,
+        episode=stored.episode,
+        cause=stored.cause,
+        data=stored.data,
+    )
+
+
+def _stamp(event: NewEvent, recorded_at: datetime) -> Pending:
+    return Pending(
+        originator_id=event.stream_id,
+        originator_version=event.version,
+        stored=Stored(
+            recorded_at=recorded_at,
+            actor=event.actor,
+            episode=event.episode,
+            cause=event.cause,
+            data=event.data,
+        ),
+    )
+
+
+def _uuid(value: UUID | str) -> UUID:
+    return value if isinstance(value, UUID) else UUID(value)
+
+
+def _execute(cursor: Any, sql: str) -> None:
+    try:
+        cursor.execute(sql)
+    except sqlite3.OperationalError as e:
+        raise ApexmemError(f"the event log is busy or unwritable: {e}") from e
+
+

@@ -1,0 +1,64 @@
+"""eventsourcing's SQLite recorder, plus the side tables the log writes in the same transaction."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from eventsourcing.sqlite import (
+    SQLiteApplicationRecorder,
+    SQLiteConnection,
+    SQLiteConnectionPool,
+    SQLiteDatastore,
+)
+
+__all__ = ["EVENTS_TABLE", "Datastore", "Recorder", "Synchronous"]
+
+Synchronous = Literal["NORMAL", "FULL"]
+EVENTS_TABLE: Final = "stored_events"
+
+_SIDE_TABLES: Final = (
+    # Time index and hash chain: one row per position, written with the event.
+    "CREATE TABLE IF NOT EXISTS log_index ("
+    "position INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, chain BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS log_index_recorded_at ON log_index (recorded_at)",
+    # Idempotency keys: a repeated key returns the first append's positions and receipt.
+    "CREATE TABLE IF NOT EXISTS idempotency ("
+    "key TEXT PRIMARY KEY, first_position INTEGER, last_position INTEGER, "
+    "recorded_at INTEGER NOT NULL, receipt BLOB)",
+    # Lookup keys: fact and message ids to the position of the event that created them.
+    "CREATE TABLE IF NOT EXISTS event_keys (key TEXT PRIMARY KEY, position INTEGER NOT NULL)",
+)
+
+
+class _Pool(SQLiteConnectionPool):
+    def __init__(self, *, db_name: str, synchronous: Synchronous, lock_timeout: int) -> None:
+        self.synchronous = synchronous
+        super().__init__(db_name=db_name, lock_timeout=lock_timeout, pool_size=4)
+
+    def _create_connection(self) -> SQLiteConnection:
+        connection = super()._create_connection()
+        cursor = connection.cursor()
+        # NORMAL in WAL mode loses no committed transaction on a process crash, only on power
+        # loss; FULL syncs every commit (the `synchronous = "FULL"` setting).
+        cursor.execute(f"PRAGMA synchronous={self.synchronous}")
+        cursor.execute("PRAGMA cache_size=-65536")
+        return connection
+
+
+class Datastore(SQLiteDatastore):
+    """eventsourcing's SQLite datastore with our pragmas on every connection."""
+
+    def __init__(self, path: str, *, synchronous: Synchronous, lock_timeout: int = 30) -> None:
+        super().__init__(path, lock_timeout=lock_timeout)
+        self.pool = _Pool(db_name=path, synchronous=synchronous, lock_timeout=lock_timeout)
+
+
+class Recorder(SQLiteApplicationRecorder):
+    """The application recorder (rowid is the global position) with the log's side tables."""
+
+    def __init__(self, datastore: Datastore) -> None:
+        super().__init__(datastore, events_table_name=EVENTS_TABLE)
+
+    def construct_create_table_statements(self) -> list[str]:
+        """The events table of eventsourcing, then the time index, chain, and key tables."""
+        return [*super().construct_create_table_statements(), *_SIDE_TABLES]

@@ -1,0 +1,41 @@
+"""Timezone-aware UTC datetimes: the only kind of time the log accepts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Final
+
+import msgspec
+
+from apexmem.events.errors import ValidationError
+
+__all__ = ["EPOCH", "UtcDateTime", "from_micros", "require_aware", "to_micros"]
+
+UtcDateTime = Annotated[datetime, msgspec.Meta(tz=True)]
+"""A datetime that must carry a timezone; msgspec refuses naive ones on decode."""
+
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def require_aware(field: str, value: datetime) -> datetime:
+    """Return `value` in UTC, or raise ValidationError when it has no timezone."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError(
+            field,
+            value,
+            "is a naive datetime; pass a timezone-aware one, e.g. datetime(2024, 1, 1, tzinfo=UTC)",
+        )
+    return value.astimezone(UTC)
+
+
+def to_micros(value: datetime) -> int:
+    """Microseconds since the Unix epoch, exact (no float rounding)."""
+    delta = value - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(micros: int) -> datetime:
+    """The UTC datetime `micros` microseconds after the Unix epoch."""
+    from datetime import timedelta
+
+    return EPOCH + timedelta(microseconds=micros)

@@ -1,0 +1,1 @@
+"""Pure folds: evolve(state, event) for write-side streams (read-model projectors come later)."""

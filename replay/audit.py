@@ -1,0 +1,50 @@
+"""Audit: every event of a stream with its position, time, provenance and chain hash."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import msgspec
+from apexmem.events.log import EventLog, RecordedEvent
+
+__all__ = ["HistoryEntry", "history_of"]
+
+
+class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One event as an operator audits it."""
+
+    position: int
+    recorded_at: datetime
+    stream_id: UUID
+    version: int
+    tag: str
+    actor: str | None
+    episode: str | None
+    cause: str | None
+    chain: str
+    data: Any
+
+
+def history_of(log: EventLog, streams: list[UUID]) -> list[HistoryEntry]:
+    """Every event of these streams, oldest first, with chain hashes."""
+    found = log.read_streams(streams)
+    events = sorted((e for s in found.values() for e in s), key=lambda e: e.position)
+    chains = log.chains([e.position for e in events])
+    return [_entry(e, chains.get(e.position, b"")) for e in events]
+
+
+def _entry(event: RecordedEvent, chain: bytes) -> HistoryEntry:
+    return HistoryEntry(
+        position=event.position,
+        recorded_at=event.recorded_at,
+        stream_id=event.stream_id,
+        version=event.version,
+        tag=event.tag,
+        actor=event.actor,
+        episode=event.episode,
+        cause=event.cause,
+        chain=chain.hex(),
+        data=event.data,
+    )

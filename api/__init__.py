@@ -1,8 +1,8 @@
 """apexmem: a temporal knowledge-graph memory for AI agents, event-sourced and append-only.
 
-    from apexmem import Memory
-    with Memory.open("./mem") as mem:
-        mem.assert_fact(subject="Alice", relation="works_at", object="Acme", ...)
+from apexmem import Memory
+with Memory.open("./mem") as mem:
+    mem.assert_fact(subject="Alice", relation="works_at", object="Acme", ...)
 """
 
 from apexmem.domain.commands import (

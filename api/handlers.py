@@ -8,7 +8,6 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -84,8 +83,14 @@ def _entity_type(field: str, value: str) -> str:
 
 
 def resolve(
-    context: Context, field: str, name: str, kind: str, meta: Meta, *,
-    create: bool = True, summary: str | None = None,
+    context: Context,
+    field: str,
+    name: str,
+    kind: str,
+    meta: Meta,
+    *,
+    create: bool = True,
+    summary: str | None = None,
 ) -> _Resolved:
     """The entity a name means: by alias or canonical name (following merges), else a new one."""
     entity_type = _entity_type(f"{field}_type", kind)
@@ -132,22 +137,42 @@ def _assert(context: Context, command: AssertFact) -> Result:
     object_id = target.entity_id if target else None
     key = object_key(object_id, value)
     slot = slot_id(
-        subject.entity_id, relation.canonical, edge_type,
+        subject.entity_id,
+        relation.canonical,
+        edge_type,
         None if relation.cardinality == "one" else key,
     )
-    proposal = _proposal(context, command, slot, subject, target, relation.canonical, edge_type)
+    proposal = _proposal(
+        context,
+        command,
+        slot=slot,
+        subject=subject,
+        target=target,
+        relation=relation.canonical,
+        edge_type=edge_type,
+    )
     decision = decide_assert(context.staging.state("slot", slot), proposal, context.strategy)
     index = context.staging.emit("slot", slot, decision.events, meta)
     return FactRef(
-        position=index, fact_id=decision.fact_id, slot_id=slot, subject_id=subject.entity_id,
-        object_id=object_id, outcome=decision.outcome,
+        position=index,
+        fact_id=decision.fact_id,
+        slot_id=slot,
+        subject_id=subject.entity_id,
+        object_id=object_id,
+        outcome=decision.outcome,
         supersedes=getattr(decision.events[-1], "supersedes", None),
     )
 
 
 def _proposal(
-    context: Context, command: AssertFact, slot: UUID, subject: _Resolved,
-    target: _Resolved | None, relation: str, edge_type: str,
+    context: Context,
+    command: AssertFact,
+    *,
+    slot: UUID,
+    subject: _Resolved,
+    target: _Resolved | None,
+    relation: str,
+    edge_type: str,
 ) -> Proposal:
     valid_from = command.valid_from or context.now
     if command.valid_until is not None and command.valid_until <= valid_from:
@@ -158,22 +183,34 @@ def _proposal(
     said = target.name if target else value
     sentence = command.fact or " ".join(p for p in (subject.name, relation, said) if p)
     return Proposal(
-        slot_id=slot, subject_id=subject.entity_id, relation=relation,
-        object_id=target.entity_id if target else None, value=value,
+        slot_id=slot,
+        subject_id=subject.entity_id,
+        relation=relation,
+        object_id=target.entity_id if target else None,
+        value=value,
         object_key=object_key(target.entity_id if target else None, value),
-        edge_type=edge_type, fact=clean(sentence), confidence=command.confidence,
-        valid_from=valid_from, valid_until=command.valid_until,
-        observed_at=command.observed_at or context.now, ref=command.ref,
+        edge_type=edge_type,
+        fact=clean(sentence),
+        confidence=command.confidence,
+        valid_from=valid_from,
+        valid_until=command.valid_until,
+        observed_at=command.observed_at or context.now,
+        ref=command.ref,
     )
 
 
 def _observe(context: Context, command: ObserveEntity) -> Result:
     resolved = resolve(
-        context, "name", command.name, command.entity_type, _meta(context, command),
+        context,
+        "name",
+        command.name,
+        command.entity_type,
+        _meta(context, command),
         summary=command.summary,
     )
-    return EntityRef(position=resolved.index, entity_id=resolved.entity_id,
-                     created=resolved.created)
+    return EntityRef(
+        position=resolved.index, entity_id=resolved.entity_id, created=resolved.created
+    )
 
 
 def _alias(context: Context, command: AddAlias) -> Result:
@@ -188,8 +225,13 @@ def _alias(context: Context, command: AddAlias) -> Result:
     )
     index = context.staging.emit("alias", stream, events, meta) if events else -1
     owner = state.entity_id or entity.entity_id
-    return AliasRef(position=index, alias=alias, entity_id=entity.entity_id,
-                    owner=follow(context, owner), outcome=outcome)
+    return AliasRef(
+        position=index,
+        alias=alias,
+        entity_id=entity.entity_id,
+        owner=follow(context, owner),
+        outcome=outcome,
+    )
 
 
 def _retract(context: Context, command: RetractFact) -> Result:
@@ -200,7 +242,9 @@ def _retract(context: Context, command: RetractFact) -> Result:
             raise NotFoundError(f"fact_id: no fact {command.fact_id} in this memory")
         slot = found.stream_id
     events = decide_retract(
-        context.staging.state("slot", slot), command.fact_id, command.valid_until,
+        context.staging.state("slot", slot),
+        command.fact_id,
+        command.valid_until,
         command.reason,
     )
     index = context.staging.emit("slot", slot, events, _meta(context, command))
@@ -212,8 +256,12 @@ def _message(context: Context, command: RecordMessage) -> Result:
         raise ValidationError("episode", None, "is required for a message (the conversation id)")
     stream = episode_id(command.episode)
     decision = decide_message(
-        context.staging.state("episode", stream), command.episode, display_name(command.speaker),
-        command.text, command.at or context.now, command.ref,
+        context.staging.state("episode", stream),
+        conversation=command.episode,
+        speaker=display_name(command.speaker),
+        text=command.text,
+        at=command.at or context.now,
+        ref=command.ref,
     )
     index = context.staging.emit("episode", stream, decision.events, _meta(context, command))
     return MessageRef(position=index, message_id=decision.message_id, episode_id=stream)
@@ -231,7 +279,9 @@ def _merge(context: Context, command: MergeEntities) -> Result:
     chain = [target.entity_id]
     events = decide_merge(
         context.staging.state("entity", claimed),
-        context.staging.state("entity", target.entity_id), chain, command.reason,
+        context.staging.state("entity", target.entity_id),
+        chain,
+        command.reason,
     )
     index = context.staging.emit("entity", claimed, events, meta)
     return MergeRef(position=index, source_id=claimed, target_id=target.entity_id)

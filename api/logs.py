@@ -1,4 +1,4 @@
-"""structlog at the edges: the application's configuration if it made one, else warnings on stderr."""
+"""structlog at the edges: the application's setup if it made one, else warnings on stderr."""
 
 from __future__ import annotations
 

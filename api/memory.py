@@ -90,7 +90,10 @@ class Memory:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -125,12 +128,20 @@ class Memory:
         return _one(self.execute([build(AddAlias, fields)]), AliasRef)
 
     def retract(
-        self, fact_id: UUID | str, *, valid_until: datetime | None = None,
-        reason: str = "retracted", actor: str | None = None,
+        self,
+        fact_id: UUID | str,
+        *,
+        valid_until: datetime | None = None,
+        reason: str = "retracted",
+        actor: str | None = None,
     ) -> RetractRef:
         """End a fact version at `valid_until`, or withdraw it as never true when omitted."""
-        fields = {"fact_id": str(fact_id), "valid_until": valid_until, "reason": reason,
-                  "actor": actor}
+        fields = {
+            "fact_id": str(fact_id),
+            "valid_until": valid_until,
+            "reason": reason,
+            "actor": actor,
+        }
         return _one(self.execute([build(RetractFact, fields)]), RetractRef)
 
     def record_message(self, **fields: Any) -> MessageRef:
@@ -153,8 +164,12 @@ class Memory:
     # Audit -------------------------------------------------------------------------------
 
     def history(
-        self, *, fact: UUID | str | None = None, entity: str | None = None,
-        entity_type: str = "concept", slot: UUID | str | None = None,
+        self,
+        *,
+        fact: UUID | str | None = None,
+        entity: str | None = None,
+        entity_type: str = "concept",
+        slot: UUID | str | None = None,
     ) -> list[HistoryEntry]:
         """Every event of a fact's slot, a slot, or an entity's own stream, oldest first."""
         if sum(x is not None for x in (fact, entity, slot)) != 1:
@@ -178,8 +193,9 @@ class Memory:
         owner: UUID = claim[0].data.entity_id
         return [owner, alias_id(entity_type, canonical)]
 
-    def events(self, *, start: int = 1, stop: int | None = None,
-               tags: Sequence[str] = ()) -> Iterator[RecordedEvent]:
+    def events(
+        self, *, start: int = 1, stop: int | None = None, tags: Sequence[str] = ()
+    ) -> Iterator[RecordedEvent]:
         """Events of the log in position order, optionally by tag."""
         return self.log.read(start=start, stop=stop, tags=tags)
 

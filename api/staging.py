@@ -74,7 +74,9 @@ class Staging:
         evolve = _FOLDS[kind][1]
         for event in events:
             state = evolve(state, event)
-            self.events.append(NewEvent(stream_id=stream, version=state.version, data=event, **meta))
+            self.events.append(
+                NewEvent(stream_id=stream, version=state.version, data=event, **meta)
+            )
             if isinstance(event, FactAsserted):
                 self.fact_slots[event.fact_id] = stream
         self._states[stream] = state

@@ -40,9 +40,7 @@ _receipt_decoder: Final = msgspec.json.Decoder(list[Result])
 class Writer:
     """Turns commands into events: one atomic append per call, retried on stale state."""
 
-    def __init__(
-        self, log: EventLog, settings: Settings, clock: Callable[[], datetime]
-    ) -> None:
+    def __init__(self, log: EventLog, settings: Settings, clock: Callable[[], datetime]) -> None:
         self._log = log
         self._settings = settings
         self._clock = clock
@@ -74,12 +72,17 @@ class Writer:
         self._refresh_policy()
         self._prefetch(commands)
         context = Context(
-            staging=staging, log=self._log, ontology=self._ontology,
-            strategy=self._settings.memory.graph.conflict_strategy, now=self._clock(), cause=key,
+            staging=staging,
+            log=self._log,
+            ontology=self._ontology,
+            strategy=self._settings.memory.graph.conflict_strategy,
+            now=self._clock(),
+            cause=key,
         )
         drafts = [HANDLERS[type(c)](context, c) for c in commands]
         appended = self._log.append(
-            staging.events, idempotency_key=key,
+            staging.events,
+            idempotency_key=key,
             receipt=msgspec.json.encode(drafts) if key is not None else None,
         )
         if appended.repeated:
@@ -137,5 +140,3 @@ def _names(command: Command) -> list[tuple[str, str]]:
     if isinstance(command, MergeEntities):
         return [(command.source, command.entity_type), (command.target, command.entity_type)]
     return []
-
-

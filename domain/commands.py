@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal, TypeVar
 from uuid import UUID
 
 import msgspec
-
 from apexmem.events.base import (
     MAX_FACT_BYTES,
     MAX_REF_BYTES,
@@ -41,7 +40,9 @@ _Name = Annotated[str, msgspec.Meta(max_length=MAX_INPUT_NAME_BYTES)]
 _Ref = Annotated[str, msgspec.Meta(max_length=MAX_REF_BYTES)]
 
 
-class _Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", forbid_unknown_fields=True):
+class _Command(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="op", forbid_unknown_fields=True
+):
     actor: _Ref | None = None
     episode: _Ref | None = None
 
@@ -205,8 +206,9 @@ def _translate(error: msgspec.ValidationError, fields: Mapping[str, Any] | None)
     value: object = fields.get(top) if fields is not None else None
     if "Object missing required field" in rule:
         missing = rule.split("`")[1] if "`" in rule else field
-        return ValidationError(missing if field == "command" else f"{field}.{missing}",
-                               None, "is required")
+        return ValidationError(
+            missing if field == "command" else f"{field}.{missing}", None, "is required"
+        )
     if "Object contains unknown field" in rule:
         unknown = rule.split("`")[1] if "`" in rule else field
         return ValidationError(unknown, None, "is not a known field of this command")
@@ -214,7 +216,9 @@ def _translate(error: msgspec.ValidationError, fields: Mapping[str, Any] | None)
         return ValidationError(
             field, value, "is a naive datetime; give a timezone, e.g. 2024-01-01T00:00:00Z"
         )
-    return ValidationError(field, value, f"is invalid: {rule[0].lower()}{rule[1:]}" if rule else "is invalid")
+    return ValidationError(
+        field, value, f"is invalid: {rule[0].lower()}{rule[1:]}" if rule else "is invalid"
+    )
 
 
 def _clip(value: str | bytes) -> str:

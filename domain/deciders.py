@@ -7,7 +7,6 @@ from typing import Literal
 from uuid import UUID
 
 import msgspec
-
 from apexmem.domain.identities import entity_id as derive_entity_id
 from apexmem.domain.identities import episode_id, message_id
 from apexmem.domain.state import AliasState, EntityState, EpisodeState, SlotState
@@ -33,10 +32,13 @@ AliasOutcome = Literal["claimed", "unchanged", "refused"]
 def create_entity(
     entity_type: str, canonical: str, name: str, summary: str | None
 ) -> tuple[UUID, EntityObserved, AliasClaimed]:
-    """A new entity: its first observation and the claim of its canonical name, appended together."""
+    """A new entity: its first observation and the claim of its canonical name, as one pair."""
     new_id = derive_entity_id(entity_type, canonical)
     observed = EntityObserved(
-        entity_id=new_id, entity_type=entity_type, canonical_name=canonical, name=name,
+        entity_id=new_id,
+        entity_type=entity_type,
+        canonical_name=canonical,
+        name=name,
         summary=summary,
     )
     claim = AliasClaimed(alias=canonical, name=name, entity_type=entity_type, entity_id=new_id)
@@ -50,8 +52,10 @@ def decide_summary(state: EntityState, summary: str | None) -> list[Event]:
     assert state.entity_type is not None and state.canonical_name is not None
     return [
         EntityObserved(
-            entity_id=state.entity_id, entity_type=state.entity_type,
-            canonical_name=state.canonical_name, name=state.name or state.canonical_name,
+            entity_id=state.entity_id,
+            entity_type=state.entity_type,
+            canonical_name=state.canonical_name,
+            name=state.name or state.canonical_name,
             summary=summary,
         )
     ]
@@ -96,7 +100,9 @@ def decide_retract(
     if valid_until is not None:
         if valid_until <= version.valid_from:
             raise ValidationError(
-                "valid_until", valid_until, f"is not after the fact's valid_from {version.valid_from}"
+                "valid_until",
+                valid_until,
+                f"is not after the fact's valid_from {version.valid_from}",
             )
         if version.valid_until is not None and version.valid_until <= valid_until:
             raise ValidationError(
@@ -113,7 +119,13 @@ class MessageDecision(msgspec.Struct, frozen=True):
 
 
 def decide_message(
-    state: EpisodeState, conversation: str, speaker: str, text: str, at: datetime, ref: str | None
+    state: EpisodeState,
+    *,
+    conversation: str,
+    speaker: str,
+    text: str,
+    at: datetime,
+    ref: str | None,
 ) -> MessageDecision:
     """Start the episode on its first message, then record the message."""
     stream = episode_id(conversation)

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from typing import Final, Literal
 
 import msgspec
-
 from apexmem.events.policy import RelationMapped
 
 __all__ = ["DEFAULT_MAPPINGS", "Cardinality", "Ontology", "Resolved"]
@@ -66,7 +65,7 @@ class Ontology:
         return Ontology([*self._mappings, mapping])
 
     def resolve(self, relation: str) -> Resolved:
-        """The canonical relation for a normalized relation name; unknown names map to themselves."""
+        """The canonical relation for a normalized name; unknown names map to themselves."""
         hit = self._cache.get(relation)
         if hit is not None:
             self._cache.move_to_end(relation)

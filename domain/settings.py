@@ -7,7 +7,6 @@ import tomllib
 from typing import Annotated, Literal
 
 import msgspec
-
 from apexmem.events.errors import ValidationError
 
 __all__ = [
@@ -125,7 +124,8 @@ def _cross_checks(settings: Settings) -> tuple[Settings, list[str]]:
     activation = graph.spreading_activation
     if graph.entity_ambiguous_threshold >= graph.entity_similarity_threshold:
         raise ValidationError(
-            "memory.graph.entity_ambiguous_threshold", graph.entity_ambiguous_threshold,
+            "memory.graph.entity_ambiguous_threshold",
+            graph.entity_ambiguous_threshold,
             f"must be below entity_similarity_threshold ({graph.entity_similarity_threshold})",
         )
     if activation.activation_threshold >= activation.inhibition_threshold:

@@ -14,7 +14,6 @@ from typing import Literal
 from uuid import UUID
 
 import msgspec
-
 from apexmem.domain.identities import fact_id
 from apexmem.domain.state import FactVersion, SlotState
 from apexmem.events.base import Event
@@ -64,11 +63,15 @@ def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> D
     new_id = fact_id(proposal.slot_id, state.version + 1)
     if container is None:
         outcome: Outcome = "created" if end is None else "historical"
-        return Decision(events=[_asserted(proposal, new_id, end, outcome)], fact_id=new_id,
-                        outcome=outcome)
+        return Decision(
+            events=[_asserted(proposal, new_id, end, outcome)], fact_id=new_id, outcome=outcome
+        )
     if strategy == "confidence" and proposal.confidence < container.confidence:
-        return Decision(events=[_asserted(proposal, new_id, end, "alternative")], fact_id=new_id,
-                        outcome="alternative")
+        return Decision(
+            events=[_asserted(proposal, new_id, end, "alternative")],
+            fact_id=new_id,
+            outcome="alternative",
+        )
     new_id = fact_id(proposal.slot_id, state.version + 2)
     close = FactSuperseded(fact_id=container.fact_id, superseded_by=new_id, valid_until=start)
     outcome = "superseded" if end is None else "historical"

@@ -11,12 +11,11 @@ from typing import Any, Final, Generic, TypeVar
 from uuid import UUID
 
 import msgspec
-from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
-
 from apexmem.events.base import Event
 from apexmem.events.catalogue import EVENT_CLASSES, tag_of
 from apexmem.events.errors import IntegrityViolation
 from apexmem.events.timeutil import UtcDateTime
+from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
 __all__ = [
     "Pending",

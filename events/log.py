@@ -10,7 +10,6 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-
 from apexmem.events.base import Event
 from apexmem.events.chain import GENESIS, link
 from apexmem.events.codec import Pending, Stored, TaggedMapper, decode
@@ -141,7 +140,9 @@ class EventLog:
                 first, last, micros, stored_receipt = row
                 positions = [] if first is None else self.positions_between(first, last, cursor)
                 return AppendResult(
-                    positions=positions, recorded_at=from_micros(micros), repeated=True,
+                    positions=positions,
+                    recorded_at=from_micros(micros),
+                    repeated=True,
                     receipt=stored_receipt,
                 )
         cursor.execute("SELECT recorded_at, chain FROM log_index ORDER BY position DESC LIMIT 1")
@@ -154,13 +155,17 @@ class EventLog:
         index_rows = []
         for position, record in zip(positions, stored, strict=True):
             chain = link(
-                chain, _uuid(record.originator_id), record.originator_version,
-                record.topic, record.state,
+                chain,
+                _uuid(record.originator_id),
+                record.originator_version,
+                record.topic,
+                record.state,
             )
             index_rows.append((position, micros, chain))
         cursor.executemany("INSERT INTO log_index VALUES (?,?,?)", index_rows)
         keys = [
-            (k, p) for p, e in zip(positions, events, strict=True)
+            (k, p)
+            for p, e in zip(positions, events, strict=True)
             if (k := lookup_key(e.data)) is not None
         ]
         if keys:
@@ -168,8 +173,13 @@ class EventLog:
         if key is not None:
             cursor.execute(
                 "INSERT INTO idempotency VALUES (?,?,?,?,?)",
-                (key, positions[0] if positions else None,
-                 positions[-1] if positions else None, micros, receipt),
+                (
+                    key,
+                    positions[0] if positions else None,
+                    positions[-1] if positions else None,
+                    micros,
+                    receipt,
+                ),
             )
         return AppendResult(positions=positions, recorded_at=recorded_at)
 
@@ -323,5 +333,3 @@ def _execute(cursor: Any, sql: str) -> None:
         cursor.execute(sql)
     except sqlite3.OperationalError as e:
         raise ApexmemError(f"the event log is busy or unwritable: {e}") from e
-
-

@@ -83,13 +83,19 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
         return SlotState(version=version, versions=(*state.versions, added))
     if isinstance(event, FactReinforced):
         return _change(
-            state, version, event.fact_id,
-            confidence=event.confidence, observed_at=event.observed_at,
+            state,
+            version,
+            event.fact_id,
+            confidence=event.confidence,
+            observed_at=event.observed_at,
         )
     if isinstance(event, FactSuperseded):
         return _change(
-            state, version, event.fact_id,
-            valid_until=event.valid_until, superseded_by=event.superseded_by,
+            state,
+            version,
+            event.fact_id,
+            valid_until=event.valid_until,
+            superseded_by=event.superseded_by,
         )
     if isinstance(event, FactRetracted):
         if event.valid_until is None:
@@ -99,9 +105,7 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
 
 
 def _change(state: SlotState, version: int, fact: object, **changes: object) -> SlotState:
-    versions = tuple(
-        replace(v, **changes) if v.fact_id == fact else v for v in state.versions
-    )
+    versions = tuple(replace(v, **changes) if v.fact_id == fact else v for v in state.versions)
     return SlotState(version=version, versions=versions)
 
 
@@ -121,9 +125,7 @@ def evolve_policy(state: PolicyState, event: Event) -> PolicyState:
         return replace(state, version=version, mappings=(*state.mappings, event))
     if isinstance(event, DecayRateSet):
         rates = tuple(r for r in state.decay_rates if r[0] != event.edge_type)
-        return replace(
-            state, version=version, decay_rates=(*rates, (event.edge_type, event.rate))
-        )
+        return replace(state, version=version, decay_rates=(*rates, (event.edge_type, event.rate)))
     return replace(state, version=version)
 
 

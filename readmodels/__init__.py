@@ -1,1 +1,1 @@
-"""Storage of projected state and the questions it answers (the current graph, full text, vectors)."""
+"""Storage of projected state and the questions it answers: graph, full text, vectors."""

@@ -1,4 +1,4 @@
-"""A whole-log fold into entities and fact versions: the naive replay every read model must match."""
+"""A whole-log fold into entities and fact versions: the naive replay read models must match."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ from apexmem.events.log import EventLog, RecordedEvent
 __all__ = ["FactView", "Snapshot", "snapshot"]
 
 _TAGS = (
-    "entity-observed.v1", "entity-merged.v1", "fact-asserted.v1", "fact-reinforced.v1",
-    "fact-superseded.v1", "fact-retracted.v1",
+    "entity-observed.v1",
+    "entity-merged.v1",
+    "fact-asserted.v1",
+    "fact-reinforced.v1",
+    "fact-superseded.v1",
+    "fact-retracted.v1",
 )
 
 
@@ -73,7 +77,9 @@ def snapshot(log: EventLog, *, until: int | None = None) -> Snapshot:
 
 
 def _apply(
-    event: RecordedEvent, names: dict[UUID, str], merged: dict[UUID, UUID],
+    event: RecordedEvent,
+    names: dict[UUID, str],
+    merged: dict[UUID, UUID],
     facts: dict[UUID, FactView],
 ) -> None:
     data = event.data
@@ -84,13 +90,23 @@ def _apply(
         merged[data.entity_id] = data.into
     elif isinstance(data, FactAsserted):
         facts[data.fact_id] = FactView(
-            fact_id=data.fact_id, slot_id=event.stream_id, subject_id=data.subject_id,
-            subject="", relation=data.relation, object_id=data.object_id, object=data.value,
-            edge_type=data.edge_type, fact=data.fact, confidence=data.confidence,
-            valid_from=data.valid_from, valid_until=data.valid_until,
+            fact_id=data.fact_id,
+            slot_id=event.stream_id,
+            subject_id=data.subject_id,
+            subject="",
+            relation=data.relation,
+            object_id=data.object_id,
+            object=data.value,
+            edge_type=data.edge_type,
+            fact=data.fact,
+            confidence=data.confidence,
+            valid_from=data.valid_from,
+            valid_until=data.valid_until,
             recorded_at=event.recorded_at,
             standing="alternative" if data.outcome == "alternative" else "believed",
-            supersedes=data.supersedes, superseded_by=None, position=event.position,
+            supersedes=data.supersedes,
+            superseded_by=None,
+            position=event.position,
         )
     elif isinstance(data, FactReinforced):
         facts[data.fact_id] = replace(facts[data.fact_id], confidence=data.confidence)
@@ -101,7 +117,8 @@ def _apply(
     elif isinstance(data, FactRetracted):
         old = facts[data.fact_id]
         facts[data.fact_id] = (
-            replace(old, standing="withdrawn") if data.valid_until is None
+            replace(old, standing="withdrawn")
+            if data.valid_until is None
             else replace(old, valid_until=data.valid_until)
         )
 

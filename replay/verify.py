@@ -31,7 +31,9 @@ def verify(log: EventLog) -> VerifyReport:
         problem = _problem(record, chain, last_time)
         if problem is not None:
             return VerifyReport(
-                ok=False, events_checked=checked, first_bad_position=record.position,
+                ok=False,
+                events_checked=checked,
+                first_bad_position=record.position,
                 reason=problem,
             )
         assert record.chain is not None and record.recorded_at is not None

@@ -1,8 +1,7 @@
-"""A bounded LRU map of stream states, shared by the write path's batches."""
+"""A bounded map of stream states, shared by the write path's batches."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Final
 from uuid import UUID
@@ -13,25 +12,28 @@ _DEFAULT_SIZE: Final = 200_000
 
 
 class StateCache:
-    """Stream id to folded state; the least recently used states leave first."""
+    """Stream id to folded state; past the size, the least recently written states leave first.
+
+    Reads do not reorder entries (a plain dict keeps insertion order), which keeps the hot
+    path cheap; writes move a stream to the back.
+    """
 
     def __init__(self, size: int = _DEFAULT_SIZE) -> None:
         self._size = size
-        self._states: OrderedDict[UUID, object] = OrderedDict()
+        self._states: dict[UUID, object] = {}
 
     def get(self, stream: UUID) -> object | None:
         """The cached state of a stream, if any."""
-        state = self._states.get(stream)
-        if state is not None:
-            self._states.move_to_end(stream)
-        return state
+        return self._states.get(stream)
 
     def put(self, stream: UUID, state: object) -> None:
         """Remember a stream's state, evicting the oldest past the size."""
-        self._states[stream] = state
-        self._states.move_to_end(stream)
-        while len(self._states) > self._size:
-            self._states.popitem(last=False)
+        states = self._states
+        states.pop(stream, None)
+        states[stream] = state
+        if len(states) > self._size:
+            for old in list(states)[: len(states) - self._size]:
+                del states[old]
 
     def forget(self, streams: Iterable[UUID]) -> None:
         """Drop states that may be stale (after a concurrency conflict)."""

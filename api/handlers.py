@@ -28,7 +28,7 @@ from apexmem.domain.deciders import (
 )
 from apexmem.domain.identities import POLICY_ID, alias_id, episode_id, object_key, slot_id
 from apexmem.domain.names import canonical_name, clean, display_name, normalize_relation
-from apexmem.domain.ontology import Ontology
+from apexmem.domain.ontology import Ontology, Resolved
 from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.errors import NotFoundError, ValidationError
@@ -47,7 +47,7 @@ from apexmem.results import (
 )
 from apexmem.staging import Meta, Staging
 
-__all__ = ["HANDLERS", "Context"]
+__all__ = ["HANDLERS", "Context", "slot_of"]
 
 _logger = get_logger()
 _MAX_MERGE_CHAIN: Final = 32
@@ -135,13 +135,7 @@ def _assert(context: Context, command: AssertFact) -> Result:
             )
     value = clean(command.value) if command.value is not None else None
     object_id = target.entity_id if target else None
-    key = object_key(object_id, value)
-    slot = slot_id(
-        subject.entity_id,
-        relation.canonical,
-        edge_type,
-        None if relation.cardinality == "one" else key,
-    )
+    slot = slot_of(relation, subject.entity_id, edge_type, object_id, value)
     proposal = _proposal(
         context,
         command,
@@ -162,6 +156,14 @@ def _assert(context: Context, command: AssertFact) -> Result:
         outcome=decision.outcome,
         supersedes=getattr(decision.events[-1], "supersedes", None),
     )
+
+
+def slot_of(
+    relation: Resolved, subject: UUID, edge_type: str, object_id: UUID | None, value: str | None
+) -> UUID:
+    """The slot of a fact: the object is part of the key only for multi-valued relations."""
+    key = None if relation.cardinality == "one" else object_key(object_id, value)
+    return slot_id(subject, relation.canonical, edge_type, key)
 
 
 def _proposal(

@@ -58,8 +58,9 @@ class Staging:
 
     def state(self, kind: Kind, stream: UUID) -> Any:
         """The stream's state as this batch sees it (loading it when nothing has it yet)."""
-        if stream in self._states:
-            return self._states[stream]
+        staged = self._states.get(stream)
+        if staged is not None:
+            return staged
         cached = self._cache.get(stream)
         if cached is None:
             load_states(self._log, self._cache, kind, [stream])

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
+from uuid import UUID
 
 import msgspec
 from apexmem.cache import StateCache
@@ -17,15 +19,15 @@ from apexmem.domain.commands import (
     ObserveEntity,
     RecordMessage,
 )
-from apexmem.domain.identities import POLICY_ID, alias_id, episode_id
-from apexmem.domain.names import canonical_name
+from apexmem.domain.identities import POLICY_ID, alias_id, entity_id, episode_id
+from apexmem.domain.names import canonical_name, clean, normalize_relation
 from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
-from apexmem.domain.state import PolicyState
-from apexmem.domain.types import resolve_entity_type
-from apexmem.events.errors import ConcurrencyError
+from apexmem.domain.state import AliasState, PolicyState
+from apexmem.domain.types import parse_edge_type, resolve_entity_type
+from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.log import EventLog
-from apexmem.handlers import HANDLERS, Context
+from apexmem.handlers import HANDLERS, Context, slot_of
 from apexmem.logs import get_logger
 from apexmem.projections.streams import evolve_policy, fold
 from apexmem.results import Result
@@ -103,22 +105,52 @@ class Writer:
             self._ontology = Ontology([*DEFAULT_MAPPINGS, *self._policy.mappings])
 
     def _prefetch(self, commands: Sequence[Command]) -> None:
-        """Load every alias, entity and episode stream the batch will need in a few reads."""
-        aliases: list[Any] = []
-        episodes = []
+        """Load every alias, entity, slot and episode stream the batch needs in a few reads."""
+        names: dict[tuple[str, str], UUID] = {}
         for command in commands:
             for name, kind in _names(command):
-                entity_type, _ = resolve_entity_type(kind)
-                try:
-                    aliases.append(alias_id(entity_type, canonical_name("name", name)))
-                except Exception:
-                    continue
-            if isinstance(command, RecordMessage) and command.episode is not None:
-                episodes.append(episode_id(command.episode))
-        load_states(self._log, self._cache, "alias", aliases)
+                with suppress(ApexmemError):  # bad names are reported when the command runs
+                    entity_type, _ = resolve_entity_type(kind)
+                    canonical = canonical_name("name", name)
+                    names[(name, kind)] = alias_id(entity_type, canonical)
+        load_states(self._log, self._cache, "alias", names.values())
+        owners = {key: self._owner(key, alias) for key, alias in names.items()}
+        load_states(self._log, self._cache, "entity", owners.values())
+        slots = [
+            slot
+            for c in commands
+            if isinstance(c, AssertFact) and (slot := self._planned_slot(c, owners)) is not None
+        ]
+        load_states(self._log, self._cache, "slot", slots)
+        episodes = [
+            episode_id(c.episode)
+            for c in commands
+            if isinstance(c, RecordMessage) and c.episode is not None
+        ]
         load_states(self._log, self._cache, "episode", episodes)
-        entities = [s.entity_id for a in aliases if (s := self._cache.get(a)) and s.entity_id]  # type: ignore[attr-defined]
-        load_states(self._log, self._cache, "entity", entities)
+
+    def _owner(self, key: tuple[str, str], alias: UUID) -> UUID:
+        """The entity a name resolves to now, or the id it would be created with."""
+        state = self._cache.get(alias)
+        if isinstance(state, AliasState) and state.entity_id is not None:
+            return state.entity_id
+        entity_type, _ = resolve_entity_type(key[1])
+        return entity_id(entity_type, canonical_name("name", key[0]))
+
+    def _planned_slot(
+        self, command: AssertFact, owners: dict[tuple[str, str], UUID]
+    ) -> UUID | None:
+        subject = owners.get((command.subject, command.subject_type))
+        target = owners.get((command.object, command.object_type)) if command.object else None
+        if subject is None or (command.object is not None and target is None):
+            return None
+        try:
+            relation = self._ontology.resolve(normalize_relation("relation", command.relation))
+            edge_type = parse_edge_type(command.edge_type)
+        except ApexmemError:
+            return None
+        value = clean(command.value) if command.value is not None else None
+        return slot_of(relation, subject, edge_type, target, value)
 
     def reset(self) -> None:
         """Forget every cached state (after another process rewrote history, say)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Final
 from uuid import UUID, uuid5
 
@@ -24,11 +25,13 @@ POLICY_ID: Final = uuid5(NS, "policy")
 USAGE_ID: Final = uuid5(NS, "usage")
 
 
+@lru_cache(maxsize=65_536)
 def entity_id(entity_type: str, canonical: str) -> UUID:
     """The stream of the entity `(canonical, type)`."""
     return uuid5(NS, f"entity/{entity_type}/{canonical}")
 
 
+@lru_cache(maxsize=65_536)
 def alias_id(entity_type: str, normalized: str) -> UUID:
     """The stream that records which entity owns a name of one type."""
     return uuid5(NS, f"alias/{entity_type}/{normalized}")
@@ -43,6 +46,7 @@ def object_key(object_id: UUID | None, value: str | None) -> str:
     return "none"
 
 
+@lru_cache(maxsize=65_536)
 def slot_id(subject: UUID, relation: str, edge_type: str, key: str | None) -> UUID:
     """The slot of a fact; `key` (the object) is part of it only for multi-valued relations."""
     base = f"slot/{subject}/{relation}/{edge_type}"

@@ -286,7 +286,9 @@ class EventLog:
             position = rows[-1][0]
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._datastore.transaction(commit=False) as cursor:
+        # One statement is its own read transaction in autocommit mode: no BEGIN needed.
+        with self._datastore.get_connection(commit=False) as connection:
+            cursor = connection.cursor()
             cursor.execute(sql, params)
             return list(cursor.fetchall())
 

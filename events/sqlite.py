@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from collections.abc import Sequence
+from typing import Any, Final, Literal
 
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import (
+    SQLiteAggregateRecorder,
     SQLiteApplicationRecorder,
     SQLiteConnection,
     SQLiteConnectionPool,
+    SQLiteCursor,
     SQLiteDatastore,
 )
 
@@ -62,3 +66,20 @@ class Recorder(SQLiteApplicationRecorder):
     def construct_create_table_statements(self) -> list[str]:
         """The events table of eventsourcing, then the time index, chain, and key tables."""
         return [*super().construct_create_table_statements(), *_SIDE_TABLES]
+
+    def _insert_events(
+        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        """Insert with one executemany and return the positions the rows took.
+
+        The caller holds the write lock (BEGIN IMMEDIATE), so SQLite gives the rows the
+        rowids after the current maximum, in order; the maximum is checked afterwards.
+        """
+        c.execute(f"SELECT MAX(rowid) FROM {EVENTS_TABLE}")
+        last = c.fetchone()[0] or 0
+        SQLiteAggregateRecorder._insert_events(self, c, stored_events, **kwargs)
+        c.execute(f"SELECT MAX(rowid) FROM {EVENTS_TABLE}")
+        end = c.fetchone()[0] or 0
+        if end != last + len(stored_events):
+            raise AssertionError(f"positions {last + 1}..{end} for {len(stored_events)} events")
+        return list(range(last + 1, end + 1))

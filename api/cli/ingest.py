@@ -1,0 +1,69 @@
+"""`apexmem ingest`: JSON lines of commands, good lines kept, bad ones reported by line number."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Final
+
+import msgspec
+from apexmem.domain.commands import Command, decode_command
+from apexmem.events.errors import ApexmemError
+from apexmem.memory import Memory
+
+__all__ = ["IngestReport", "LineError", "ingest"]
+
+_CHUNK: Final = 500
+
+
+class LineError(msgspec.Struct, frozen=True):
+    """One line that was not applied, and why."""
+
+    line: int
+    error: str
+
+
+class IngestReport(msgspec.Struct, kw_only=True):
+    """What an ingest did: lines read, commands applied, lines that failed."""
+
+    lines: int = 0
+    applied: int = 0
+    failed: list[LineError] = []
+
+
+def ingest(memory: Memory, lines: Iterable[str], report: IngestReport) -> Iterator[int]:
+    """Apply JSON-lines commands in atomic chunks; yields after each line for progress.
+
+    A chunk that fails as a whole is retried one command at a time, so one bad command
+    costs only its own line.
+    """
+    chunk: list[tuple[int, Command]] = []
+    for number, line in enumerate(lines, start=1):
+        report.lines = number
+        if line.strip():
+            try:
+                chunk.append((number, decode_command(line)))
+            except ApexmemError as e:
+                report.failed.append(LineError(number, str(e)))
+        if len(chunk) >= _CHUNK:
+            _apply(memory, chunk, report)
+            chunk = []
+        yield number
+    _apply(memory, chunk, report)
+
+
+def _apply(memory: Memory, chunk: list[tuple[int, Command]], report: IngestReport) -> None:
+    if not chunk:
+        return
+    try:
+        memory.execute([command for _, command in chunk])
+        report.applied += len(chunk)
+        return
+    except ApexmemError:
+        pass
+    for number, command in chunk:
+        try:
+            memory.execute([command])
+            report.applied += 1
+        except ApexmemError as e:
+            report.failed.append(LineError(number, str(e)))
+    report.failed.sort(key=lambda f: f.line)

@@ -1,0 +1,298 @@
+"""The `apexmem` command line: every command has help with an example."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+from apexmem.config import EVENTS_FILE, SETTINGS_FILE, home
+from apexmem.events.errors import ApexmemError
+
+__all__ = ["cli", "main"]
+
+_DB_HELP = "Memory directory (default: $APEXMEM_HOME, else ~/.apexmem)."
+
+
+class _State:
+    def __init__(self, db: str | None, as_json: bool) -> None:
+        self.db = db
+        self.as_json = as_json
+
+    def open(self) -> Any:
+        from apexmem.memory import Memory
+
+        return Memory.open(home(self.db))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", envvar="APEXMEM_HOME", metavar="DIR", help=_DB_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for programs, not tables.")
+@click.version_option(package_name="apexmem")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, as_json: bool) -> None:
+    """apexmem: temporal knowledge-graph memory for agents, append-only and hash-chained.
+
+    Example: apexmem --db ./mem ingest facts.jsonl
+    """
+    ctx.obj = _State(db, as_json)
+
+
+@cli.command()
+@click.pass_obj
+def init(state: _State) -> None:
+    """Create a memory directory with its log and a settings file.
+
+    Example: apexmem --db ./mem init
+    """
+    from apexmem.domain.settings import Settings
+
+    directory = home(state.db)
+    with state.open():
+        pass
+    settings_path = directory / SETTINGS_FILE
+    if not settings_path.exists():
+        settings_path.write_text(_settings_toml(Settings()), encoding="utf-8")
+    _say(
+        state,
+        {
+            "directory": str(directory),
+            "log": str(directory / EVENTS_FILE),
+            "settings": str(settings_path),
+        },
+        f"memory ready in {directory} (log {EVENTS_FILE}, settings {SETTINGS_FILE})",
+    )
+
+
+@cli.command()
+@click.argument("source", type=click.File("r", encoding="utf-8"), metavar="FILE|-")
+@click.pass_obj
+def ingest(state: _State, source: TextIO) -> None:
+    """Apply JSON-lines commands (one per line, tagged by "op"); bad lines are reported.
+
+    Good lines are kept; the exit status is 1 if any line failed.
+
+    Example: echo '{"op":"assert","subject":"Alice","subject_type":"person",
+    "relation":"works_at","object":"Acme","object_type":"organization"}' | apexmem ingest -
+    """
+    from apexmem.cli.ingest import IngestReport
+    from apexmem.cli.ingest import ingest as run
+
+    report = IngestReport()
+    with state.open() as memory:
+        steps = run(memory, source, report)
+        size = _size(source)
+        if state.as_json or not sys.stderr.isatty() or size is None:
+            for _ in steps:
+                pass
+        else:
+            _with_progress(steps, source, size)
+    if state.as_json:
+        from apexmem.cli.render import emit_json
+
+        emit_json(report)
+    else:
+        from apexmem.cli.render import console, errors
+
+        for failure in report.failed:
+            errors.print(f"line {failure.line}: {failure.error}", markup=False)
+        console.print(
+            f"{report.lines} lines, {report.applied} applied, {len(report.failed)} failed"
+        )
+    if report.failed:
+        sys.exit(1)
+
+
+def _size(source: TextIO) -> int | None:
+    try:
+        return os.fstat(source.fileno()).st_size or None
+    except (OSError, ValueError):
+        return None
+
+
+def _with_progress(steps: Any, source: TextIO, size: int) -> None:
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task("ingesting", total=size)
+        for _ in steps:
+            progress.update(
+                task, completed=source.buffer.tell() if hasattr(source, "buffer") else 0
+            )
+
+
+@cli.command(name="log")
+@click.option("--start", default=1, show_default=True, help="First position.")
+@click.option("--limit", default=50, show_default=True, help="At most this many events.")
+@click.option("--tag", "tags", multiple=True, help="Only events with this tag (repeatable).")
+@click.pass_obj
+def log_command(state: _State, start: int, limit: int, tags: tuple[str, ...]) -> None:
+    """Show events of the log in position order.
+
+    Example: apexmem log --tag fact-asserted.v1 --limit 20
+    """
+    from itertools import islice
+
+    from apexmem.cli.render import console, describe, emit_json, short
+
+    with state.open() as memory:
+        events = list(islice(memory.events(start=start, tags=tags), limit))
+    if state.as_json:
+        emit_json(events)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"log from position {start}", title_justify="left")
+    for column in ("pos", "recorded_at", "event", "stream", "v", "actor", "data"):
+        table.add_column(column, overflow="fold")
+    for e in events:
+        table.add_row(
+            str(e.position),
+            e.recorded_at.isoformat(timespec="milliseconds"),
+            e.tag,
+            short(e.stream_id),
+            str(e.version),
+            e.actor or "",
+            describe(e.data),
+        )
+    console.print(table)
+
+
+@cli.command()
+@click.option("--fact", "fact", metavar="ID", help="A fact id: every event of its slot.")
+@click.option("--entity", "entity", metavar="NAME", help="An entity name: its own events.")
+@click.option(
+    "--type", "entity_type", default="concept", show_default=True, help="Entity type for --entity."
+)
+@click.option("--slot", "slot", metavar="ID", help="A slot id: every version of one fact.")
+@click.pass_obj
+def history(
+    state: _State, fact: str | None, entity: str | None, entity_type: str, slot: str | None
+) -> None:
+    """Every event of a fact's slot (or an entity), with positions, times and chain hashes.
+
+    Example: apexmem history --fact 111f8499-2f7e-5b3c-8be3-04a39a5120ed
+    """
+    from apexmem.cli.render import console, emit_json, history_table
+
+    with state.open() as memory:
+        entries = memory.history(fact=fact, entity=entity, entity_type=entity_type, slot=slot)
+    if state.as_json:
+        emit_json(entries)
+    else:
+        console.print(history_table(entries, f"history of {fact or entity or slot}"))
+
+
+@cli.command()
+@click.pass_obj
+def verify(state: _State) -> None:
+    """Recompute the hash chain; exit 1 and name the first bad position if it breaks.
+
+    Example: apexmem --db ./mem verify
+    """
+    with state.open() as memory:
+        report = memory.verify()
+    text = (
+        f"chain ok: {report.events_checked} events, head {report.head}"
+        if report.ok
+        else f"chain BROKEN at position {report.first_bad_position}: {report.reason} "
+        f"({report.events_checked} events verified before it)"
+    )
+    _say(state, report, text)
+    if not report.ok:
+        sys.exit(1)
+
+
+@cli.command()
+@click.pass_obj
+def demo(state: _State) -> None:
+    """Play a short story: facts learned, an employer change, a late fact, history, verify.
+
+    Uses a fresh temporary directory unless --db is given.
+
+    Example: apexmem demo
+    """
+    from apexmem.cli.demo import run_demo
+    from apexmem.memory import Memory
+
+    directory = Path(state.db) if state.db else Path(tempfile.mkdtemp(prefix="apexmem-demo-"))
+    with Memory.open(directory) as memory:
+        result = run_demo(memory, _demo_printer(state))
+    if state.as_json:
+        from apexmem.cli.render import emit_json
+
+        emit_json({"directory": str(directory), **result})
+    elif not result["verify"].ok:
+        sys.exit(1)
+
+
+def _demo_printer(state: _State) -> Any:
+    from apexmem.cli.render import console, facts_table, history_table
+
+    def say(kind: str, payload: Any) -> None:
+        if state.as_json:
+            return
+        if kind == "step":
+            console.print(payload, markup=False)
+        elif kind == "facts":
+            console.print(facts_table(payload, "current facts"))
+        elif kind == "history":
+            console.print(history_table(payload, "history of Alice works_at (one slot)"))
+        elif kind == "verify":
+            console.print(
+                f"verify: ok={payload.ok}, {payload.events_checked} events checked, "
+                f"chain head {payload.head}",
+                markup=False,
+            )
+
+    return say
+
+
+def _say(state: _State, value: Any, text: str) -> None:
+    from apexmem.cli.render import console, emit_json
+
+    if state.as_json:
+        emit_json(value)
+    else:
+        console.print(text, markup=False)
+
+
+def _settings_toml(settings: Any) -> str:
+    lines = ["# apexmem settings; every key shows its default. See docs/reference/settings.md."]
+    lines += _toml_section("memory", msgspec_to_dict(settings.memory))
+    return "\n".join(lines) + "\n"
+
+
+def msgspec_to_dict(value: Any) -> dict[str, Any]:
+    """A Struct as nested plain dicts."""
+    import msgspec
+
+    result: dict[str, Any] = msgspec.to_builtins(value)
+    return result
+
+
+def _toml_section(name: str, values: dict[str, Any]) -> list[str]:
+    import json
+
+    lines = ["", f"[{name}]"]
+    nested = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            nested.append((key, value))
+        else:
+            lines.append(f"{key} = {json.dumps(value)}")
+    for key, value in nested:
+        lines += _toml_section(f"{name}.{key}", value)
+    return lines
+
+
+def main() -> None:
+    """Entry point: run the CLI, turning apexmem's errors into a message and exit status 2."""
+    try:
+        cli(standalone_mode=True)
+    except ApexmemError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)

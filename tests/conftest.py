@@ -1,0 +1,59 @@
+"""Shared fixtures and the hypothesis profiles (`ci` by default, `dev` via HYPOTHESIS_PROFILE)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Final
+
+import pytest
+from apexmem import Memory
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "dev",
+    max_examples=1000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+CLOCK_START: Final = datetime(2024, 1, 1, tzinfo=UTC)
+"""Where the fixed clock starts: later than every valid time the tests spell out."""
+
+
+def _ticking_clock(start: datetime, step: timedelta) -> Callable[[], datetime]:
+    ticks = 0
+
+    def now() -> datetime:
+        nonlocal ticks
+        ticks += 1
+        return start + step * ticks
+
+    return now
+
+
+@pytest.fixture
+def clock() -> Callable[[], datetime]:
+    """A deterministic clock: starts at 2024-01-01 UTC and moves one millisecond per reading."""
+    return _ticking_clock(CLOCK_START, timedelta(milliseconds=1))
+
+
+@pytest.fixture
+def memory(tmp_path: Path, clock: Callable[[], datetime]) -> Iterator[Memory]:
+    """A memory in a fresh directory with the deterministic clock, closed afterwards."""
+    mem = Memory.open(tmp_path / "mem", clock=clock)
+    yield mem
+    mem.close()

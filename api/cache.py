@@ -40,5 +40,10 @@ class StateCache:
         for stream in streams:
             self._states.pop(stream, None)
 
+    def update(self, other: StateCache) -> None:
+        """Take every state of another cache (newer than ours)."""
+        for stream, state in other._states.items():
+            self.put(stream, state)
+
     def __contains__(self, stream: UUID) -> bool:
         return stream in self._states

@@ -32,7 +32,7 @@ from apexmem.domain.ontology import Ontology, Resolved
 from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.errors import NotFoundError, ValidationError
-from apexmem.events.log import EventLog
+from apexmem.events.log import LogAccess
 from apexmem.events.policy import DecayRateSet, RelationMapped
 from apexmem.logs import get_logger
 from apexmem.results import (
@@ -57,7 +57,7 @@ class Context(msgspec.Struct, kw_only=True):
     """What every handler needs: the batch, the log, the ontology, the strategy and the time."""
 
     staging: Staging
-    log: EventLog
+    log: LogAccess
     ontology: Ontology
     strategy: Strategy
     now: datetime

@@ -10,7 +10,7 @@ from apexmem.cache import StateCache
 from apexmem.domain.state import AliasState, EntityState, EpisodeState, PolicyState, SlotState
 from apexmem.events.base import Event
 from apexmem.events.fact import FactAsserted
-from apexmem.events.log import EventLog, NewEvent
+from apexmem.events.log import LogAccess, NewEvent
 from apexmem.projections.streams import (
     evolve_alias,
     evolve_entity,
@@ -34,7 +34,7 @@ _FOLDS: Final[dict[str, tuple[Any, Callable[[Any, Event], Any]]]] = {
 }
 
 
-def load_states(log: EventLog, cache: StateCache, kind: Kind, streams: Iterable[UUID]) -> None:
+def load_states(log: LogAccess, cache: StateCache, kind: Kind, streams: Iterable[UUID]) -> None:
     """Fold every stream not yet cached from the log, in one read, and cache it."""
     missing = [s for s in dict.fromkeys(streams) if s not in cache]
     if not missing:
@@ -48,9 +48,9 @@ def load_states(log: EventLog, cache: StateCache, kind: Kind, streams: Iterable[
 class Staging:
     """States read or changed by the batch, and the events it will append, in order."""
 
-    def __init__(self, log: EventLog, cache: StateCache) -> None:
+    def __init__(self, log: LogAccess, cache: StateCache) -> None:
         self._log = log
-        self._cache = cache
+        self.cache = cache
         self._states: dict[UUID, Any] = {}
         self._kinds: dict[UUID, Kind] = {}
         self.events: list[NewEvent] = []
@@ -61,10 +61,10 @@ class Staging:
         staged = self._states.get(stream)
         if staged is not None:
             return staged
-        cached = self._cache.get(stream)
+        cached = self.cache.get(stream)
         if cached is None:
-            load_states(self._log, self._cache, kind, [stream])
-            cached = self._cache.get(stream)
+            load_states(self._log, self.cache, kind, [stream])
+            cached = self.cache.get(stream)
         self._states[stream] = cached
         self._kinds[stream] = kind
         return cached
@@ -90,4 +90,4 @@ class Staging:
     def commit(self) -> None:
         """After a successful append: the batch's states become the cache's."""
         for stream, state in self._states.items():
-            self._cache.put(stream, state)
+            self.cache.put(stream, state)

@@ -26,7 +26,7 @@ from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.errors import ApexmemError, ConcurrencyError
-from apexmem.events.log import EventLog
+from apexmem.events.log import EventLog, LogAccess
 from apexmem.handlers import HANDLERS, Context, slot_of
 from apexmem.logs import get_logger
 from apexmem.projections.streams import evolve_policy, fold
@@ -54,35 +54,57 @@ class Writer:
     def execute(
         self, commands: Sequence[Command], *, idempotency_key: str | None = None
     ) -> list[Result]:
-        """Apply commands as one atomic append and return one result per command."""
+        """Apply commands as one atomic append and return one result per command.
+
+        The first attempt is optimistic (cached states, no lock held while deciding). After
+        a ConcurrencyError the batch is decided again under the log's write lock from
+        freshly read states, so a writer on a hot stream cannot starve.
+        """
         retries = self._settings.memory.log.write_retries
         with self._lock:
             for attempt in range(retries + 1):
-                staging = Staging(self._log, self._cache)
                 try:
-                    return self._attempt(staging, commands, idempotency_key)
+                    if attempt == 0:
+                        return self._attempt(self._log, self._cache, commands, idempotency_key)
+                    return self._locked_attempt(commands, idempotency_key)
                 except ConcurrencyError:
-                    self._cache.forget(staging.touched())
                     _logger.info("write.conflicted", attempt=attempt + 1, retries=retries)
                     if attempt == retries:
                         raise
-        raise AssertionError("unreachable")
+            raise AssertionError("unreachable")
+
+    def _locked_attempt(self, commands: Sequence[Command], key: str | None) -> list[Result]:
+        fresh = StateCache()
+        with self._log.locked() as locked:
+            results = self._attempt(locked, fresh, commands, key)
+        self._cache.update(fresh)
+        return results
 
     def _attempt(
-        self, staging: Staging, commands: Sequence[Command], key: str | None
+        self, log: LogAccess, cache: StateCache, commands: Sequence[Command], key: str | None
     ) -> list[Result]:
-        self._refresh_policy()
-        self._prefetch(commands)
+        staging = Staging(log, cache)
+        try:
+            return self._decide_and_append(log, staging, commands, key)
+        except ConcurrencyError:
+            self._cache.forget(staging.touched())
+            raise
+
+    def _decide_and_append(
+        self, log: LogAccess, staging: Staging, commands: Sequence[Command], key: str | None
+    ) -> list[Result]:
+        self._refresh_policy(log)
+        self._prefetch(log, staging.cache, commands)
         context = Context(
             staging=staging,
-            log=self._log,
+            log=log,
             ontology=self._ontology,
             strategy=self._settings.memory.graph.conflict_strategy,
             now=self._clock(),
             cause=key,
         )
         drafts = [HANDLERS[type(c)](context, c) for c in commands]
-        appended = self._log.append(
+        appended = log.append(
             staging.events,
             idempotency_key=key,
             receipt=msgspec.json.encode(drafts) if key is not None else None,
@@ -97,14 +119,14 @@ class Writer:
             for d in drafts
         ]
 
-    def _refresh_policy(self) -> None:
+    def _refresh_policy(self, log: LogAccess) -> None:
         """Fold policy events another process may have appended since we last looked."""
-        newer = self._log.read_stream(POLICY_ID, after_version=self._policy.version)
+        newer = log.read_stream(POLICY_ID, after_version=self._policy.version)
         if newer:
             self._policy = fold(evolve_policy, self._policy, (e.data for e in newer))
             self._ontology = Ontology([*DEFAULT_MAPPINGS, *self._policy.mappings])
 
-    def _prefetch(self, commands: Sequence[Command]) -> None:
+    def _prefetch(self, log: LogAccess, cache: StateCache, commands: Sequence[Command]) -> None:
         """Load every alias, entity, slot and episode stream the batch needs in a few reads."""
         names: dict[tuple[str, str], UUID] = {}
         for command in commands:
@@ -113,29 +135,21 @@ class Writer:
                     entity_type, _ = resolve_entity_type(kind)
                     canonical = canonical_name("name", name)
                     names[(name, kind)] = alias_id(entity_type, canonical)
-        load_states(self._log, self._cache, "alias", names.values())
-        owners = {key: self._owner(key, alias) for key, alias in names.items()}
-        load_states(self._log, self._cache, "entity", owners.values())
+        load_states(log, cache, "alias", names.values())
+        owners = {key: _owner(cache, key, alias) for key, alias in names.items()}
+        load_states(log, cache, "entity", owners.values())
         slots = [
             slot
             for c in commands
             if isinstance(c, AssertFact) and (slot := self._planned_slot(c, owners)) is not None
         ]
-        load_states(self._log, self._cache, "slot", slots)
+        load_states(log, cache, "slot", slots)
         episodes = [
             episode_id(c.episode)
             for c in commands
             if isinstance(c, RecordMessage) and c.episode is not None
         ]
-        load_states(self._log, self._cache, "episode", episodes)
-
-    def _owner(self, key: tuple[str, str], alias: UUID) -> UUID:
-        """The entity a name resolves to now, or the id it would be created with."""
-        state = self._cache.get(alias)
-        if isinstance(state, AliasState) and state.entity_id is not None:
-            return state.entity_id
-        entity_type, _ = resolve_entity_type(key[1])
-        return entity_id(entity_type, canonical_name("name", key[0]))
+        load_states(log, cache, "episode", episodes)
 
     def _planned_slot(
         self, command: AssertFact, owners: dict[tuple[str, str], UUID]
@@ -172,3 +186,12 @@ def _names(command: Command) -> list[tuple[str, str]]:
     if isinstance(command, MergeEntities):
         return [(command.source, command.entity_type), (command.target, command.entity_type)]
     return []
+
+
+def _owner(cache: StateCache, key: tuple[str, str], alias: UUID) -> UUID:
+    """The entity a name resolves to now, or the id it would be created with."""
+    state = cache.get(alias)
+    if isinstance(state, AliasState) and state.entity_id is not None:
+        return state.entity_id
+    entity_type, _ = resolve_entity_type(key[1])
+    return entity_id(entity_type, canonical_name("name", key[0]))

@@ -34,7 +34,7 @@ class LogSettings(_Section, frozen=True, kw_only=True):
     """`[memory.log]`: durability and the write path."""
 
     synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
-    write_retries: Annotated[int, msgspec.Meta(ge=0, le=10)] = 3
+    write_retries: Annotated[int, msgspec.Meta(ge=0, le=20)] = 5
 
 
 class NoteLinkingSettings(_Section, frozen=True, kw_only=True):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from uuid import UUID
 
 import msgspec
@@ -19,7 +20,16 @@ from apexmem.events.fact import FactAsserted
 from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Synchronous
 from apexmem.events.timeutil import from_micros, to_micros
 
-__all__ = ["AppendResult", "EventLog", "NewEvent", "RawRecord", "RecordedEvent", "lookup_key"]
+__all__ = [
+    "AppendResult",
+    "EventLog",
+    "LockedLog",
+    "LogAccess",
+    "NewEvent",
+    "RawRecord",
+    "RecordedEvent",
+    "lookup_key",
+]
 
 _READ_CHUNK: Final = 500
 Clock = Callable[[], datetime]
@@ -79,6 +89,26 @@ def lookup_key(data: Event) -> str | None:
     if isinstance(data, MessageRecorded):
         return f"message:{data.message_id}"
     return None
+
+
+class LogAccess(Protocol):
+    """What the write path needs of a log: reads by stream and key, and an atomic append."""
+
+    def read_streams(
+        self, stream_ids: Sequence[UUID], *, after_version: int = 0
+    ) -> dict[UUID, list[RecordedEvent]]: ...
+
+    def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]: ...
+
+    def find(self, key: str) -> RecordedEvent | None: ...
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        idempotency_key: str | None = None,
+        receipt: bytes | None = None,
+    ) -> AppendResult: ...
 
 
 class EventLog:
@@ -183,6 +213,26 @@ class EventLog:
             )
         return AppendResult(positions=positions, recorded_at=recorded_at)
 
+    @contextmanager
+    def locked(self) -> Iterator[LockedLog]:
+        """Hold the write lock: reads see the latest log and one append cannot conflict.
+
+        The write path uses this to retry after a ConcurrencyError, so a writer racing
+        others on a hot stream always makes progress. Commits on exit.
+        """
+        with self._datastore.get_connection(commit=True) as connection:
+            cursor = connection.cursor()
+            _execute(cursor, "BEGIN IMMEDIATE")
+            try:
+                yield LockedLog(self, cursor)
+                connection.commit()
+            except sqlite3.IntegrityError as e:
+                connection.rollback()
+                raise ConcurrencyError(f"a stream version was taken twice: {e}") from e
+            except BaseException:
+                connection.rollback()
+                raise
+
     def positions_between(self, first: int, last: int, cursor: Any = None) -> list[int]:
         """Positions that exist in [first, last] (the log tolerates gaps)."""
         sql = f"SELECT rowid FROM {EVENTS_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
@@ -213,30 +263,11 @@ class EventLog:
         self, stream_ids: Sequence[UUID], *, after_version: int = 0
     ) -> dict[UUID, list[RecordedEvent]]:
         """Events of many streams at once, keyed by stream, each oldest first."""
-        found: dict[UUID, list[RecordedEvent]] = {}
-        unique = list(dict.fromkeys(stream_ids))
-        for i in range(0, len(unique), _READ_CHUNK):
-            ids = [s.hex for s in unique[i : i + _READ_CHUNK]]
-            marks = ",".join("?" * len(ids))
-            rows = self._query(
-                f"SELECT rowid, originator_id, originator_version, topic, state "
-                f"FROM {EVENTS_TABLE} WHERE originator_id IN ({marks}) AND originator_version>? "
-                f"ORDER BY originator_id, originator_version",
-                (*ids, after_version),
-            )
-            for row in rows:
-                event = _record(row[0], row[1], row[2], row[3], row[4])
-                found.setdefault(event.stream_id, []).append(event)
-        return found
+        return _read_streams(self._query, stream_ids, after_version)
 
     def find(self, key: str) -> RecordedEvent | None:
         """The event stored under a lookup key (`fact:<id>`, `message:<id>`), if any."""
-        rows = self._query(
-            f"SELECT e.rowid, e.originator_id, e.originator_version, e.topic, e.state "
-            f"FROM event_keys k JOIN {EVENTS_TABLE} e ON e.rowid = k.position WHERE k.key=?",
-            (key,),
-        )
-        return _record(*rows[0]) if rows else None
+        return _find(self._query, key)
 
     def chains(self, positions: Sequence[int]) -> dict[int, bytes]:
         """The chain hash stored at each of these positions."""
@@ -295,6 +326,74 @@ class EventLog:
     def _recorded(self, notifications: Sequence[Any]) -> Iterator[RecordedEvent]:
         for n in notifications:
             yield _record(n.id, n.originator_id, n.originator_version, n.topic, n.state)
+
+
+Query = Callable[[str, Sequence[Any]], list[Any]]
+
+
+def _read_streams(
+    query: Query, stream_ids: Sequence[UUID], after_version: int
+) -> dict[UUID, list[RecordedEvent]]:
+    found: dict[UUID, list[RecordedEvent]] = {}
+    unique = list(dict.fromkeys(stream_ids))
+    for i in range(0, len(unique), _READ_CHUNK):
+        ids = [s.hex for s in unique[i : i + _READ_CHUNK]]
+        marks = ",".join("?" * len(ids))
+        rows = query(
+            f"SELECT rowid, originator_id, originator_version, topic, state "
+            f"FROM {EVENTS_TABLE} WHERE originator_id IN ({marks}) AND originator_version>? "
+            f"ORDER BY originator_id, originator_version",
+            (*ids, after_version),
+        )
+        for row in rows:
+            event = _record(row[0], row[1], row[2], row[3], row[4])
+            found.setdefault(event.stream_id, []).append(event)
+    return found
+
+
+def _find(query: Query, key: str) -> RecordedEvent | None:
+    rows = query(
+        f"SELECT e.rowid, e.originator_id, e.originator_version, e.topic, e.state "
+        f"FROM event_keys k JOIN {EVENTS_TABLE} e ON e.rowid = k.position WHERE k.key=?",
+        (key,),
+    )
+    return _record(*rows[0]) if rows else None
+
+
+class LockedLog:
+    """The log under its write lock (see EventLog.locked); one append per lock."""
+
+    def __init__(self, log: EventLog, cursor: Any) -> None:
+        self._log = log
+        self._cursor = cursor
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        self._cursor.execute(sql, params)
+        return list(self._cursor.fetchall())
+
+    def read_streams(
+        self, stream_ids: Sequence[UUID], *, after_version: int = 0
+    ) -> dict[UUID, list[RecordedEvent]]:
+        """Events of many streams, read inside the lock."""
+        return _read_streams(self._query, stream_ids, after_version)
+
+    def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]:
+        """Events of one stream, read inside the lock."""
+        return self.read_streams([stream_id], after_version=after_version).get(stream_id, [])
+
+    def find(self, key: str) -> RecordedEvent | None:
+        """The event stored under a lookup key, read inside the lock."""
+        return _find(self._query, key)
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        idempotency_key: str | None = None,
+        receipt: bytes | None = None,
+    ) -> AppendResult:
+        """Append inside the lock; committed when the lock is released."""
+        return self._log._append_in(self._cursor, events, idempotency_key, receipt)
 
 
 def _record(position: int, stream: Any, version: int, tag: str, state: bytes) -> RecordedEvent:

@@ -130,7 +130,7 @@ def _envelope() -> Iterator[str]:
     yield ""
     yield "Keys appear in field declaration order, the payload's `type` (its tag) first; fields"
     yield "equal to their default are left out, in the envelope and in the payload. Times are"
-    yield "RFC 3339 in UTC (`2024-05-14T09:30:00.123456Z`). Golden payloads of every tag are in"
+    yield "RFC 3339 strings (`2024-05-14T09:30:00.123456Z`). Golden payloads of every tag are in"
     yield "`tests/golden/events/`."
     yield ""
     yield "| field | type | default | meaning |"

@@ -1,0 +1,321 @@
+"""The append-only EventLog on a real SQLite file: batches, positions, reads, time, keys."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import pytest
+from apexmem.events import (
+    ConcurrencyError,
+    EpisodeStarted,
+    EventLog,
+    FactAsserted,
+    FactRetracted,
+    FactsRetrieved,
+    NewEvent,
+)
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def settable_clock(times: list[datetime]) -> Callable[[], datetime]:
+    """A clock that reads the last element of `times` (append to move it, either way)."""
+    return lambda: times[-1]
+
+
+@pytest.fixture
+def times() -> list[datetime]:
+    """The readings of the log's clock: append to change the time."""
+    return [T0]
+
+
+@pytest.fixture
+def log(tmp_path: Path, times: list[datetime]) -> Iterator[EventLog]:
+    """An empty log in a fresh file, on a clock the test controls."""
+    opened = EventLog(tmp_path / "events.db", clock=settable_clock(times))
+    yield opened
+    opened.close()
+
+
+def retrieved(stream: UUID, version: int) -> NewEvent:
+    """A small event at `version` of `stream`."""
+    return NewEvent(stream_id=stream, version=version, data=FactsRetrieved(fact_ids=[stream]))
+
+
+def asserted(stream: UUID, version: int, fact: UUID) -> NewEvent:
+    """A fact assertion at `version` of the slot `stream`."""
+    data = FactAsserted(
+        fact_id=fact,
+        subject_id=uuid4(),
+        relation="works_at",
+        object_id=uuid4(),
+        edge_type="semantic",
+        fact="Alice works_at Acme",
+        confidence=0.8,
+        valid_from=T0,
+        observed_at=T0,
+        outcome="created",
+    )
+    return NewEvent(stream_id=stream, version=version, data=data, actor="agent-1")
+
+
+def test_an_empty_log_has_no_positions(log: EventLog) -> None:
+    last = log.last_position()
+
+    assert last == 0
+    assert list(log.read()) == []
+
+
+def test_positions_increase_across_appends(log: EventLog) -> None:
+    first, second = uuid4(), uuid4()
+
+    one = log.append([retrieved(first, 1), retrieved(second, 1)])
+    two = log.append([retrieved(first, 2)])
+
+    assert one.positions == [1, 2]
+    assert two.positions == [3]
+    assert [e.position for e in log.read()] == [1, 2, 3]
+    assert log.last_position() == 3
+
+
+def test_a_batch_whose_second_event_conflicts_writes_nothing(log: EventLog) -> None:
+    taken, fresh = uuid4(), uuid4()
+    log.append([retrieved(taken, 1)])
+
+    with pytest.raises(ConcurrencyError):
+        log.append([retrieved(fresh, 1), retrieved(taken, 1)])
+
+    assert log.last_position() == 1
+    assert log.read_stream(fresh) == []
+    assert log.append([retrieved(fresh, 1)]).positions == [2]
+
+
+def test_a_batch_repeating_a_version_of_its_own_stream_conflicts(log: EventLog) -> None:
+    stream = uuid4()
+
+    with pytest.raises(ConcurrencyError):
+        log.append([retrieved(stream, 1), retrieved(stream, 1)])
+
+    assert log.last_position() == 0
+
+
+def test_one_batch_shares_one_recorded_at(log: EventLog, times: list[datetime]) -> None:
+    times.append(T0 + timedelta(hours=1))
+
+    result = log.append([retrieved(uuid4(), 1), retrieved(uuid4(), 1)])
+
+    assert result.recorded_at == T0 + timedelta(hours=1)
+    assert {e.recorded_at for e in log.read()} == {T0 + timedelta(hours=1)}
+
+
+def test_recorded_at_never_decreases_when_the_clock_goes_backwards(
+    log: EventLog, times: list[datetime]
+) -> None:
+    log.append([retrieved(uuid4(), 1)])
+    times.append(T0 - timedelta(days=365))
+
+    result = log.append([retrieved(uuid4(), 1)])
+    times.append(T0 + timedelta(seconds=5))
+    log.append([retrieved(uuid4(), 1)])
+
+    assert result.recorded_at == T0
+    stamps = [e.recorded_at for e in log.read()]
+    assert stamps == [T0, T0, T0 + timedelta(seconds=5)]
+
+
+def test_an_event_keeps_its_stream_version_tag_and_provenance(log: EventLog) -> None:
+    stream, fact = uuid4(), uuid4()
+    event = asserted(stream, 1, fact)
+
+    log.append([event])
+
+    [stored] = log.read()
+    assert stored.stream_id == stream
+    assert stored.version == 1
+    assert stored.tag == "fact-asserted.v1"
+    assert stored.actor == "agent-1"
+    assert stored.episode is None
+    assert stored.data == event.data
+
+
+def test_reading_by_tag_returns_only_those_events_in_order(log: EventLog) -> None:
+    slot, episode = uuid4(), uuid4()
+    log.append([asserted(slot, 1, uuid4()), retrieved(uuid4(), 1)])
+    log.append(
+        [
+            NewEvent(
+                stream_id=episode,
+                version=1,
+                data=EpisodeStarted(episode_id=episode, conversation="c"),
+            )
+        ]
+    )
+    log.append([asserted(slot, 2, uuid4())])
+
+    facts = list(log.read(tags=["fact-asserted.v1"]))
+    mixed = list(log.read(tags=["fact-asserted.v1", "episode-started.v1"]))
+
+    assert [e.position for e in facts] == [1, 4]
+    assert [e.position for e in mixed] == [1, 3, 4]
+
+
+def test_reading_a_position_range_includes_both_ends(log: EventLog) -> None:
+    stream = uuid4()
+    log.append([retrieved(stream, v) for v in range(1, 8)])
+
+    window = list(log.read(start=3, stop=5))
+    tail = list(log.read(start=6))
+
+    assert [e.position for e in window] == [3, 4, 5]
+    assert [e.version for e in window] == [3, 4, 5]
+    assert [e.position for e in tail] == [6, 7]
+
+
+def test_reading_past_the_end_yields_nothing(log: EventLog) -> None:
+    log.append([retrieved(uuid4(), 1)])
+
+    after = list(log.read(start=2))
+
+    assert after == []
+
+
+def test_read_streams_groups_events_by_stream_oldest_first(log: EventLog) -> None:
+    first, second, absent = uuid4(), uuid4(), uuid4()
+    log.append([retrieved(first, 1), retrieved(second, 1)])
+    log.append([retrieved(second, 2), retrieved(first, 2)])
+
+    found = log.read_streams([first, second, absent, first])
+
+    assert set(found) == {first, second}
+    assert [e.version for e in found[first]] == [1, 2]
+    assert [e.position for e in found[first]] == [1, 4]
+    assert [e.position for e in found[second]] == [2, 3]
+
+
+def test_read_streams_can_skip_versions_already_known(log: EventLog) -> None:
+    stream = uuid4()
+    log.append([retrieved(stream, v) for v in range(1, 5)])
+
+    newer = log.read_stream(stream, after_version=2)
+
+    assert [e.version for e in newer] == [3, 4]
+
+
+def test_position_at_gives_the_last_position_recorded_at_or_before_a_time(
+    log: EventLog, times: list[datetime]
+) -> None:
+    log.append([retrieved(uuid4(), 1), retrieved(uuid4(), 1)])
+    times.append(T0 + timedelta(hours=1))
+    log.append([retrieved(uuid4(), 1)])
+
+    before = log.position_at(T0 - timedelta(microseconds=1))
+    exactly = log.position_at(T0)
+    between = log.position_at(T0 + timedelta(minutes=30))
+    later = log.position_at(T0 + timedelta(hours=1))
+    far = log.position_at(T0 + timedelta(days=3650))
+
+    assert (before, exactly, between, later, far) == (0, 2, 2, 3, 3)
+
+
+def test_position_at_compares_instants_across_timezones(log: EventLog) -> None:
+    log.append([retrieved(uuid4(), 1)])
+    plus_two = timezone(timedelta(hours=2))
+
+    same_instant = log.position_at(T0.astimezone(plus_two))
+    just_before = log.position_at((T0 - timedelta(seconds=1)).astimezone(plus_two))
+
+    assert (same_instant, just_before) == (1, 0)
+
+
+def test_find_returns_the_assertion_stored_under_its_fact_key(log: EventLog) -> None:
+    slot, fact = uuid4(), uuid4()
+    log.append([retrieved(uuid4(), 1), asserted(slot, 1, fact)])
+
+    found = log.find(f"fact:{fact}")
+    missing = log.find(f"fact:{uuid4()}")
+
+    assert found is not None
+    assert found.position == 2
+    assert found.stream_id == slot
+    assert isinstance(found.data, FactAsserted)
+    assert found.data.fact_id == fact
+    assert missing is None
+
+
+def test_find_is_not_fooled_by_later_events_about_the_same_fact(log: EventLog) -> None:
+    slot, fact = uuid4(), uuid4()
+    log.append([asserted(slot, 1, fact)])
+    retraction = FactRetracted(fact_id=fact, reason="wrong")
+    log.append([NewEvent(stream_id=slot, version=2, data=retraction)])
+
+    found = log.find(f"fact:{fact}")
+
+    assert found is not None
+    assert found.position == 1
+
+
+def test_reopening_the_file_keeps_every_event_key_and_time(
+    tmp_path: Path, times: list[datetime]
+) -> None:
+    path = tmp_path / "events.db"
+    slot, fact = uuid4(), uuid4()
+    first = EventLog(path, clock=settable_clock(times))
+    first.append([asserted(slot, 1, fact), retrieved(uuid4(), 1)], idempotency_key="k")
+    before = list(first.read())
+    first.close()
+
+    reopened = EventLog(path, clock=settable_clock(times))
+    after = list(reopened.read())
+    found = reopened.find(f"fact:{fact}")
+    repeated = reopened.append([retrieved(uuid4(), 1)], idempotency_key="k")
+    next_one = reopened.append([retrieved(slot, 2)])
+    reopened.close()
+
+    assert after == before
+    assert found is not None and found.position == 1
+    assert repeated.repeated and repeated.positions == [1, 2]
+    assert next_one.positions == [3]
+
+
+def test_a_reopened_log_never_records_earlier_than_its_last_event(
+    tmp_path: Path, times: list[datetime]
+) -> None:
+    path = tmp_path / "events.db"
+    first = EventLog(path, clock=settable_clock(times))
+    first.append([retrieved(uuid4(), 1)])
+    first.close()
+    times.append(T0 - timedelta(days=1))
+
+    reopened = EventLog(path, clock=settable_clock(times))
+    result = reopened.append([retrieved(uuid4(), 1)])
+    reopened.close()
+
+    assert result.recorded_at == T0
+
+
+def test_a_repeated_idempotency_key_returns_the_first_positions_and_receipt(
+    log: EventLog,
+) -> None:
+    first = log.append([retrieved(uuid4(), 1)], idempotency_key="k", receipt=b"first")
+
+    second = log.append([retrieved(uuid4(), 1)], idempotency_key="k", receipt=b"second")
+
+    assert not first.repeated
+    assert second.repeated
+    assert second.positions == first.positions == [1]
+    assert second.receipt == b"first"
+    assert second.recorded_at == first.recorded_at
+    assert log.last_position() == 1
+
+
+def test_an_empty_append_under_a_key_is_remembered(log: EventLog) -> None:
+    log.append([], idempotency_key="nothing")
+
+    again = log.append([retrieved(uuid4(), 1)], idempotency_key="nothing")
+
+    assert again.repeated
+    assert again.positions == []
+    assert log.last_position() == 0

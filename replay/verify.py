@@ -49,7 +49,13 @@ def _problem(record: RawRecord, previous: bytes, last_time: int) -> str | None:
     if record.chain is None or record.recorded_at is None:
         return "the chain row of this position is missing"
     assert record.version is not None and record.tag is not None
-    expected = link(previous, UUID(record.stream_id), record.version, record.tag, record.state)
+    try:
+        state = record.state if isinstance(record.state, bytes) else str(record.state).encode()
+        expected = link(
+            previous, UUID(str(record.stream_id)), int(record.version), str(record.tag), state
+        )
+    except (TypeError, ValueError):
+        return "the record is malformed (its stream id, version or tag is not what was written)"
     if expected != record.chain:
         return "the chain hash does not match the stored event (edited, removed or reordered)"
     if record.recorded_at < last_time:

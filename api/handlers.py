@@ -8,6 +8,7 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
+
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,

@@ -116,7 +116,12 @@ class Memory:
     ) -> list[FactRef]:
         """Assert many facts in one atomic append; one result per fact, in order."""
         commands = [f if isinstance(f, AssertFact) else _indexed(i, f) for i, f in enumerate(facts)]
-        results = self.execute(commands, idempotency_key=idempotency_key)
+        try:
+            results = self.execute(commands, idempotency_key=idempotency_key)
+        except ValidationError as e:
+            if not e.field.startswith("["):
+                raise
+            raise ValidationError(f"facts{e.field}", e.value, e.rule) from e
         return [r for r in results if isinstance(r, FactRef)]
 
     def observe_entity(self, **fields: Any) -> EntityRef:

@@ -10,6 +10,7 @@ from typing import Final
 from uuid import UUID
 
 import msgspec
+
 from apexmem.cache import StateCache
 from apexmem.domain.commands import (
     AddAlias,
@@ -25,8 +26,13 @@ from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
-from apexmem.events.errors import ApexmemError, ConcurrencyError
-from apexmem.events.log import EventLog, LogAccess
+from apexmem.events.errors import (
+    ApexmemError,
+    ConcurrencyError,
+    NotFoundError,
+    ValidationError,
+)
+from apexmem.events.log import AppendResult, EventLog, LogAccess
 from apexmem.handlers import HANDLERS, Context, slot_of
 from apexmem.logs import get_logger
 from apexmem.projections.streams import evolve_policy, fold
@@ -93,6 +99,8 @@ class Writer:
     def _decide_and_append(
         self, log: LogAccess, staging: Staging, commands: Sequence[Command], key: str | None
     ) -> list[Result]:
+        if key is not None and (first := log.repeated(key)) is not None:
+            return _from_receipt(first)
         self._refresh_policy(log)
         self._prefetch(log, staging.cache, commands)
         context = Context(
@@ -103,21 +111,16 @@ class Writer:
             now=self._clock(),
             cause=key,
         )
-        drafts = [HANDLERS[type(c)](context, c) for c in commands]
+        drafts = [_handle(context, c, i, len(commands)) for i, c in enumerate(commands)]
         appended = log.append(
             staging.events,
             idempotency_key=key,
             receipt=msgspec.json.encode(drafts) if key is not None else None,
         )
         if appended.repeated:
-            drafts = _receipt_decoder.decode(appended.receipt or b"[]")
-        else:
-            staging.commit()
-        positions = appended.positions
-        return [
-            msgspec.structs.replace(d, position=positions[d.position] if d.position >= 0 else 0)
-            for d in drafts
-        ]
+            return _from_receipt(appended)
+        staging.commit()
+        return _placed(drafts, appended.positions)
 
     def _refresh_policy(self, log: LogAccess) -> None:
         """Fold policy events another process may have appended since we last looked."""
@@ -195,3 +198,30 @@ def _owner(cache: StateCache, key: tuple[str, str], alias: UUID) -> UUID:
         return state.entity_id
     entity_type, _ = resolve_entity_type(key[1])
     return entity_id(entity_type, canonical_name("name", key[0]))
+
+
+def _handle(context: Context, command: Command, index: int, count: int) -> Result:
+    """Run one command's handler; in a batch, errors name the command's index."""
+    try:
+        return HANDLERS[type(command)](context, command)
+    except ValidationError as e:
+        if count == 1:
+            raise
+        raise ValidationError(f"[{index}].{e.field}", e.value, e.rule) from e
+    except NotFoundError as e:
+        if count == 1:
+            raise
+        raise NotFoundError(f"[{index}] {e}") from e
+
+
+def _placed(drafts: list[Result], positions: list[int]) -> list[Result]:
+    """Results with event indices replaced by the log positions the events took."""
+    return [
+        msgspec.structs.replace(d, position=positions[d.position] if d.position >= 0 else 0)
+        for d in drafts
+    ]
+
+
+def _from_receipt(first: AppendResult) -> list[Result]:
+    """The results of the first append made with an idempotency key."""
+    return _placed(_receipt_decoder.decode(first.receipt or b"[]"), first.positions)

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from uuid import UUID
 
 import msgspec
+
 from apexmem.events.base import (
     MAX_FACT_BYTES,
     MAX_REF_BYTES,

@@ -7,6 +7,7 @@ from typing import Literal
 from uuid import UUID
 
 import msgspec
+
 from apexmem.domain.identities import entity_id as derive_entity_id
 from apexmem.domain.identities import episode_id, message_id
 from apexmem.domain.state import AliasState, EntityState, EpisodeState, SlotState

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Final
 
 from apexmem.events.base import MAX_NAME_BYTES, MAX_RELATION_BYTES
@@ -40,9 +41,11 @@ def clean(text: str) -> str:
 
 def normalize(name: str) -> str:
     """Trim, lowercase, strip control and bidi/format characters, cut to 512 bytes."""
-    return cut_utf8(clean(name.strip().lower()).strip(), MAX_NAME_BYTES)
+    # Strip again after the cut, so normalizing a canonical name gives it back unchanged.
+    return cut_utf8(clean(name.strip().lower()).strip(), MAX_NAME_BYTES).rstrip()
 
 
+@lru_cache(maxsize=65_536)
 def canonical_name(field: str, name: str) -> str:
     """The canonical name of `name`, or ValidationError when fewer than 3 bytes remain."""
     canonical = normalize(name)
@@ -53,11 +56,13 @@ def canonical_name(field: str, name: str) -> str:
     return canonical
 
 
+@lru_cache(maxsize=65_536)
 def display_name(name: str) -> str:
     """The display form: the caller's casing, trimmed, without control characters."""
-    return cut_utf8(clean(name.strip()).strip(), MAX_NAME_BYTES)
+    return cut_utf8(clean(name.strip()).strip(), MAX_NAME_BYTES).rstrip()
 
 
+@lru_cache(maxsize=4096)
 def normalize_relation(field: str, relation: str) -> str:
     """A relation as the ontology keys it: trimmed, lowercase, runs of spaces and dashes as `_`."""
     normalized = _SPACES.sub("_", clean(relation.strip().lower()).strip())

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Final, Literal
 
 import msgspec
+
 from apexmem.events.policy import RelationMapped
 
 __all__ = ["DEFAULT_MAPPINGS", "Cardinality", "Ontology", "Resolved"]

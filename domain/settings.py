@@ -7,6 +7,7 @@ import tomllib
 from typing import Annotated, Literal
 
 import msgspec
+
 from apexmem.events.errors import ValidationError
 
 __all__ = [

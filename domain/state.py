@@ -7,6 +7,7 @@ from typing import Literal
 from uuid import UUID
 
 import msgspec
+
 from apexmem.events.policy import RelationMapped
 
 __all__ = [

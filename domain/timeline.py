@@ -14,6 +14,7 @@ from typing import Literal
 from uuid import UUID
 
 import msgspec
+
 from apexmem.domain.identities import fact_id
 from apexmem.domain.state import FactVersion, SlotState
 from apexmem.events.base import Event

@@ -11,11 +11,12 @@ from typing import Any, Final, Generic, TypeVar
 from uuid import UUID
 
 import msgspec
+from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
+
 from apexmem.events.base import Event
 from apexmem.events.catalogue import EVENT_CLASSES, tag_of
 from apexmem.events.errors import IntegrityViolation
 from apexmem.events.timeutil import UtcDateTime
-from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
 __all__ = [
     "Pending",
@@ -58,7 +59,7 @@ _upcasters: dict[str, Upcaster] = {}
 
 
 def encode(stored: Stored[Any]) -> bytes:
-    """Deterministic JSON bytes of an envelope (sorted keys, so equal events hash equal)."""
+    """Deterministic JSON bytes (fields in declared order): equal events give equal bytes."""
     return _encoder.encode(stored)
 
 

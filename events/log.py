@@ -11,6 +11,7 @@ from typing import Any, Final, Protocol
 from uuid import UUID
 
 import msgspec
+
 from apexmem.events.base import Event
 from apexmem.events.chain import GENESIS, link
 from apexmem.events.codec import Pending, Stored, TaggedMapper, decode
@@ -102,6 +103,8 @@ class LogAccess(Protocol):
 
     def find(self, key: str) -> RecordedEvent | None: ...
 
+    def repeated(self, idempotency_key: str) -> AppendResult | None: ...
+
     def append(
         self,
         events: Sequence[NewEvent],
@@ -160,21 +163,9 @@ class EventLog:
         self, cursor: Any, events: Sequence[NewEvent], key: str | None, receipt: bytes | None
     ) -> AppendResult:
         if key is not None:
-            cursor.execute(
-                "SELECT first_position, last_position, recorded_at, receipt "
-                "FROM idempotency WHERE key=?",
-                (key,),
-            )
-            row = cursor.fetchone()
-            if row is not None:
-                first, last, micros, stored_receipt = row
-                positions = [] if first is None else self.positions_between(first, last, cursor)
-                return AppendResult(
-                    positions=positions,
-                    recorded_at=from_micros(micros),
-                    repeated=True,
-                    receipt=stored_receipt,
-                )
+            repeated = _repeated(_cursor_query(cursor), key)
+            if repeated is not None:
+                return repeated
         cursor.execute("SELECT recorded_at, chain FROM log_index ORDER BY position DESC LIMIT 1")
         row = cursor.fetchone()
         last_micros, chain = (row[0], row[1]) if row else (0, GENESIS)
@@ -233,14 +224,6 @@ class EventLog:
                 connection.rollback()
                 raise
 
-    def positions_between(self, first: int, last: int, cursor: Any = None) -> list[int]:
-        """Positions that exist in [first, last] (the log tolerates gaps)."""
-        sql = f"SELECT rowid FROM {EVENTS_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
-        if cursor is not None:
-            cursor.execute(sql, (first, last))
-            return [r[0] for r in cursor.fetchall()]
-        return [r[0] for r in self._query(sql, (first, last))]
-
     def read(
         self, *, start: int = 1, stop: int | None = None, tags: Sequence[str] = ()
     ) -> Iterator[RecordedEvent]:
@@ -268,6 +251,10 @@ class EventLog:
     def find(self, key: str) -> RecordedEvent | None:
         """The event stored under a lookup key (`fact:<id>`, `message:<id>`), if any."""
         return _find(self._query, key)
+
+    def repeated(self, idempotency_key: str) -> AppendResult | None:
+        """The first append made with this idempotency key, if there was one."""
+        return _repeated(self._query, idempotency_key)
 
     def chains(self, positions: Sequence[int]) -> dict[int, bytes]:
         """The chain hash stored at each of these positions."""
@@ -360,6 +347,38 @@ def _find(query: Query, key: str) -> RecordedEvent | None:
     return _record(*rows[0]) if rows else None
 
 
+def _repeated(query: Query, key: str) -> AppendResult | None:
+    rows = query(
+        "SELECT first_position, last_position, recorded_at, receipt FROM idempotency WHERE key=?",
+        (key,),
+    )
+    if not rows:
+        return None
+    first, last, micros, receipt = rows[0]
+    positions = (
+        []
+        if first is None
+        else [
+            r[0]
+            for r in query(
+                f"SELECT rowid FROM {EVENTS_TABLE} WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
+                (first, last),
+            )
+        ]
+    )
+    return AppendResult(
+        positions=positions, recorded_at=from_micros(micros), repeated=True, receipt=receipt
+    )
+
+
+def _cursor_query(cursor: Any) -> Query:
+    def query(sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+
+    return query
+
+
 class LockedLog:
     """The log under its write lock (see EventLog.locked); one append per lock."""
 
@@ -384,6 +403,10 @@ class LockedLog:
     def find(self, key: str) -> RecordedEvent | None:
         """The event stored under a lookup key, read inside the lock."""
         return _find(self._query, key)
+
+    def repeated(self, idempotency_key: str) -> AppendResult | None:
+        """The first append made with this idempotency key, read inside the lock."""
+        return _repeated(self._query, idempotency_key)
 
     def append(
         self,

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 from uuid import UUID
 
 import msgspec
+
 from apexmem.events.base import Event
 from apexmem.events.timeutil import UtcDateTime
 

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import msgspec
 import msgspec.inspect as mi
+
 from apexmem.events.base import Event
 from apexmem.events.catalogue import STREAM_KINDS
 from apexmem.events.codec import Stored

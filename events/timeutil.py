@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Final
 
 import msgspec
+
 from apexmem.events.errors import ValidationError
 
 __all__ = ["EPOCH", "UtcDateTime", "from_micros", "require_aware", "to_micros"]

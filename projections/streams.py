@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import msgspec
+
 from apexmem.domain.identities import object_key
 from apexmem.domain.state import (
     AliasState,

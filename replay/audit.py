@@ -7,6 +7,7 @@ from typing import Any
 from uuid import UUID
 
 import msgspec
+
 from apexmem.events.log import EventLog, RecordedEvent
 
 __all__ = ["HistoryEntry", "history_of"]

@@ -7,6 +7,7 @@ from typing import Literal
 from uuid import UUID
 
 import msgspec
+
 from apexmem.events.entity import EntityMerged, EntityObserved
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
 from apexmem.events.log import EventLog, RecordedEvent

@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 import msgspec
+
 from apexmem.events.chain import GENESIS, link
 from apexmem.events.log import EventLog, RawRecord
 

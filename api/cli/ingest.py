@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import Final
 
 import msgspec
+
 from apexmem.domain.commands import Command, decode_command
 from apexmem.events.errors import ApexmemError
 from apexmem.memory import Memory

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import click
+
 from apexmem.config import EVENTS_FILE, SETTINGS_FILE, home
 from apexmem.events.errors import ApexmemError
 

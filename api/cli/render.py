@@ -7,13 +7,14 @@ from datetime import datetime, time
 from typing import Any
 
 import msgspec
+from rich.console import Console
+from rich.table import Table
+
 from apexmem.events.entity import AliasClaimed, EntityObserved
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.snapshot import FactView
-from rich.console import Console
-from rich.table import Table
 
 __all__ = [
     "console",

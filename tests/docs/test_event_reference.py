@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from apexmem.events.reference import DEFAULT_PATH, REGENERATE, main, render_markdown
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -29,7 +29,7 @@ def test_each_python_block_of_the_docs_runs(
 ) -> None:
     monkeypatch.chdir(tmp_path)
 
-    exec(compile(code, where, "exec"), {"__name__": "__docs__"})  # noqa: S102 - it is the test
+    exec(compile(code, where, "exec"), {"__name__": "__docs__"})
 
     assert where
 

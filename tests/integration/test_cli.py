@@ -18,8 +18,13 @@ def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
 
 
 GOOD = {
-    "op": "assert", "subject": "Alice", "subject_type": "person", "relation": "works_at",
-    "object": "Acme", "object_type": "organization", "valid_from": "2024-01-01T00:00:00Z",
+    "op": "assert",
+    "subject": "Alice",
+    "subject_type": "person",
+    "relation": "works_at",
+    "object": "Acme",
+    "object_type": "organization",
+    "valid_from": "2024-01-01T00:00:00Z",
 }
 
 
@@ -31,8 +36,15 @@ def test_ingest_keeps_good_lines_and_reports_bad_ones_by_line_number(tmp_path: P
         "not json",
         json.dumps({**GOOD, "object": "Globex", "valid_from": "2025-01-01T00:00:00Z"}),
         json.dumps({**GOOD, "valid_from": "2025-01-01T00:00:00"}),
-        json.dumps({"op": "message", "episode": "c1", "speaker": "user", "text": "hi",
-                    "at": "2025-01-02T00:00:00Z"}),
+        json.dumps(
+            {
+                "op": "message",
+                "episode": "c1",
+                "speaker": "user",
+                "text": "hi",
+                "at": "2025-01-02T00:00:00Z",
+            }
+        ),
     ]
 
     result = _run("--db", db, "--json", "ingest", "-", stdin="\n".join(lines) + "\n")
@@ -61,7 +73,9 @@ def test_log_history_and_verify_tell_what_happened(tmp_path: Path) -> None:
 
     assert [e["data"]["object_id"] is not None for e in log] == [True, True]
     assert [e["tag"] for e in history] == [
-        "fact-asserted.v1", "fact-superseded.v1", "fact-asserted.v1",
+        "fact-asserted.v1",
+        "fact-superseded.v1",
+        "fact-asserted.v1",
     ]
     assert all(len(e["chain"]) == 64 for e in history)
     assert verified.returncode == 0
@@ -106,8 +120,12 @@ def test_apexmem_home_chooses_the_directory(tmp_path: Path) -> None:
     env_db = tmp_path / "from-env"
 
     result = subprocess.run(
-        [*APEXMEM, "--json", "ingest", "-"], input=json.dumps(GOOD) + "\n",
-        capture_output=True, text=True, timeout=120, check=False,
+        [*APEXMEM, "--json", "ingest", "-"],
+        input=json.dumps(GOOD) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={"APEXMEM_HOME": str(env_db), "PATH": "/usr/bin:/bin"},
     )
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from apexmem import Memory
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+
 from apexmem.events import codec
 from apexmem.events.catalogue import EVENT_CLASSES, tag_of
 from apexmem.events.codec import decode, encode, register_upcaster

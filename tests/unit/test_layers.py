@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+
 from apexmem.events.catalogue import EVENT_CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]

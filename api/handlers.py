@@ -30,6 +30,7 @@ from apexmem.domain.deciders import (
 from apexmem.domain.identities import POLICY_ID, alias_id, episode_id, object_key, slot_id
 from apexmem.domain.names import canonical_name, clean, display_name, normalize_relation
 from apexmem.domain.ontology import Ontology, Resolved
+from apexmem.domain.state import EntityState
 from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.errors import NotFoundError, ValidationError
@@ -94,16 +95,20 @@ def resolve(
     summary: str | None = None,
 ) -> _Resolved:
     """The entity a name means: by alias or canonical name (following merges), else a new one."""
+    known = context.staging.resolved.get((name, kind))
+    if known is not None and summary is None:
+        return known
     entity_type = _entity_type(f"{field}_type", kind)
     canonical = canonical_name(field, name)
     stream = alias_id(entity_type, canonical)
     claimed = context.staging.state("alias", stream).entity_id
     if claimed is not None:
-        entity = follow(context, claimed)
-        state = context.staging.state("entity", entity)
-        index = context.staging.emit("entity", entity, decide_summary(state, summary), meta)
-        changed = index if summary is not None and state.summary != summary else -1
-        return _Resolved(entity, False, changed, state.name or display_name(name))
+        entity, state = _followed(context, claimed)
+        events = decide_summary(state, summary)
+        index = context.staging.emit("entity", entity, events, meta) if events else -1
+        found = _Resolved(entity, False, index, state.name or display_name(name))
+        context.staging.resolved[(name, kind)] = msgspec.structs.replace(found, index=-1)
+        return found
     if not create:
         raise NotFoundError(f"{field}: no {entity_type} is named {name!r}")
     entity, observed, claim = create_entity(entity_type, canonical, display_name(name), summary)
@@ -114,11 +119,15 @@ def resolve(
 
 def follow(context: Context, entity: UUID) -> UUID:
     """Follow merge-forward pointers to the entity a (possibly merged) id resolves to now."""
+    return _followed(context, entity)[0]
+
+
+def _followed(context: Context, entity: UUID) -> tuple[UUID, EntityState]:
     for _ in range(_MAX_MERGE_CHAIN):
-        merged_into = context.staging.state("entity", entity).merged_into
-        if merged_into is None:
-            return entity
-        entity = merged_into
+        state: EntityState = context.staging.state("entity", entity)
+        if state.merged_into is None:
+            return entity, state
+        entity = state.merged_into
     raise ValidationError("entity", str(entity), "has a merge chain longer than 32")
 
 
@@ -287,6 +296,7 @@ def _merge(context: Context, command: MergeEntities) -> Result:
         command.reason,
     )
     index = context.staging.emit("entity", claimed, events, meta)
+    context.staging.resolved.clear()  # names may resolve elsewhere now
     return MergeRef(position=index, source_id=claimed, target_id=target.entity_id)
 
 

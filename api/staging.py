@@ -55,6 +55,8 @@ class Staging:
         self._kinds: dict[UUID, Kind] = {}
         self.events: list[NewEvent] = []
         self.fact_slots: dict[UUID, UUID] = {}
+        self.resolved: dict[tuple[str, str], Any] = {}
+        """Names already resolved in this batch: (name, type as given) to the entity."""
 
     def state(self, kind: Kind, stream: UUID) -> Any:
         """The stream's state as this batch sees it (loading it when nothing has it yet)."""

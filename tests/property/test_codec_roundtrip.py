@@ -13,6 +13,9 @@ from uuid import uuid4
 import msgspec
 import msgspec.inspect as mi
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from apexmem.events import (
     EVENT_CLASSES,
     Event,
@@ -24,8 +27,6 @@ from apexmem.events import (
     tag_of,
 )
 from apexmem.events.codec import Pending, TaggedMapper
-from hypothesis import given
-from hypothesis import strategies as st
 
 OFFSETS = st.sampled_from(
     [

@@ -8,6 +8,7 @@ facade, the slot folded from the log also equals the state the writer evolved.
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from pathlib import Path
 from uuid import UUID, uuid4, uuid5
 
 import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
 
 from apexmem import Memory, ValidationError, parse_settings
 from apexmem.domain.deciders import decide_retract
@@ -24,8 +27,6 @@ from apexmem.domain.state import FactVersion, SlotState
 from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.events import Event
 from apexmem.projections.streams import evolve_slot, fold
-from hypothesis import given
-from hypothesis import strategies as st
 
 BASE = datetime(2020, 1, 1, tzinfo=UTC)
 OBJECTS = ("Acme", "Globex", "Initech")
@@ -80,7 +81,7 @@ def instants(versions: Iterable[FactVersion]) -> list[datetime]:
     )
     if not bounds:
         return []
-    middles = [a + (b - a) / 2 for a, b in zip(bounds, bounds[1:], strict=False)]
+    middles = [a + (b - a) / 2 for a, b in itertools.pairwise(bounds)]
     return [bounds[0] - timedelta(days=1), *bounds, *middles, bounds[-1] + timedelta(days=1)]
 
 
@@ -116,7 +117,7 @@ def test_the_overlap_check_finds_two_believed_versions_valid_at_once() -> None:
     found = overlaps(SlotState(versions=(first, second)))
     none_found = overlaps(SlotState(versions=(first, withdrawn)))
 
-    assert [when for when, _ in found] == [day(9) + timedelta(hours=12)]
+    assert [when for when, _ in found] == [day(9), day(9) + timedelta(hours=12)]
     assert none_found == []
 
 

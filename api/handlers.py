@@ -95,7 +95,7 @@ def resolve(
     summary: str | None = None,
 ) -> _Resolved:
     """The entity a name means: by alias or canonical name (following merges), else a new one."""
-    known = context.staging.resolved.get((name, kind))
+    known: _Resolved | None = context.staging.resolved.get((name, kind))
     if known is not None and summary is None:
         return known
     entity_type = _entity_type(f"{field}_type", kind)

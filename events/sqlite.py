@@ -62,10 +62,27 @@ class Recorder(SQLiteApplicationRecorder):
 
     def __init__(self, datastore: Datastore) -> None:
         super().__init__(datastore, events_table_name=EVENTS_TABLE)
+        self.insert_events_statement = (
+            f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) "
+            "VALUES (?,?,?,?)"
+        )
 
     def construct_create_table_statements(self) -> list[str]:
-        """The events table of eventsourcing, then the time index, chain, and key tables."""
-        return [*super().construct_create_table_statements(), *_SIDE_TABLES]
+        """eventsourcing's events table with a stable position, then the side tables.
+
+        The library's table keys rows by (originator_id, originator_version) and uses the
+        implicit rowid as the notification id, which VACUUM may renumber. Declaring
+        `rowid INTEGER PRIMARY KEY` makes it a real column (still named rowid, as the
+        library's queries expect), so positions never change; the (stream, version) key
+        stays, as a UNIQUE constraint.
+        """
+        events = (
+            f"CREATE TABLE IF NOT EXISTS {EVENTS_TABLE} ("
+            "rowid INTEGER PRIMARY KEY, originator_id TEXT NOT NULL, "
+            "originator_version INTEGER NOT NULL, topic TEXT NOT NULL, state BLOB NOT NULL, "
+            "UNIQUE (originator_id, originator_version))"
+        )
+        return [events, *_SIDE_TABLES]
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from apexmem import Memory
 from hypothesis import HealthCheck, settings
+
+from apexmem import Memory
 
 settings.register_profile(
     "ci",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from uuid import UUID, uuid4
 
 import pytest
+
 from apexmem.events import (
     ConcurrencyError,
     EpisodeStarted,
@@ -17,6 +19,7 @@ from apexmem.events import (
     FactsRetrieved,
     NewEvent,
 )
+from apexmem.replay.verify import verify
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -319,3 +322,24 @@ def test_an_empty_append_under_a_key_is_remembered(log: EventLog) -> None:
     assert again.repeated
     assert again.positions == []
     assert log.last_position() == 0
+
+
+def test_vacuum_keeps_every_position_and_the_chain(tmp_path: Path) -> None:
+    path = tmp_path / "events.db"
+    log = EventLog(path)
+    streams = [uuid4() for _ in range(5)]
+    log.append([retrieved(s, 1) for s in streams])
+    log.append([retrieved(streams[0], 2)])
+    before = [(e.position, e.stream_id, e.version) for e in log.read()]
+    log.close()
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("VACUUM")
+    connection.close()
+
+    reopened = EventLog(path)
+    after = [(e.position, e.stream_id, e.version) for e in reopened.read()]
+    report = verify(reopened)
+    reopened.close()
+
+    assert after == before
+    assert report.ok

@@ -14,10 +14,12 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
+
 from apexmem import (
     ApexmemError,
     FactView,
     Memory,
+    MergeEntities,
     NotFoundError,
     RetractFact,
     ValidationError,
@@ -113,8 +115,8 @@ def test_names_differing_only_in_case_resolve_to_one_entity(memory: Memory) -> N
 
 
 def test_an_entity_is_found_again_by_its_own_canonical_name(memory: Memory) -> None:
-    # BUG (reported): a canonical name may end in a space (see test_names_and_types), and
-    # looking the entity up by that stored canonical name creates a second entity.
+    # Regression: a cut to 512 bytes could leave a trailing space in the canonical name, and
+    # looking the entity up by that stored name then created a second entity.
     created = memory.observe_entity(name="a" * 511 + " b", entity_type="concept")
     stored = next(e.data for e in memory.events(tags=["entity-observed.v1"]))
     assert isinstance(stored, EntityObserved)
@@ -515,8 +517,8 @@ def test_a_batch_with_one_invalid_confidence_writes_nothing_and_names_its_index(
 def test_a_batch_with_one_fact_refused_while_resolving_names_its_index(
     memory: Memory, field: str, value: str
 ) -> None:
-    # BUG (reported): errors raised by the handlers (edge type, name length, relation,
-    # subject == object) are not prefixed with `facts[i].`, only msgspec's field errors are.
+    # Regression: errors raised while resolving (edge type, name length, relation, subject
+    # equal to object) were not prefixed with `facts[i].`, only msgspec's field errors were.
     bad = {**job("Globex"), "object_type": "person", field: value}
     facts = [job("Acme", valid_from=year(2020)), bad, job("Initech")]
 
@@ -584,15 +586,27 @@ def test_the_idempotency_key_is_recorded_as_the_cause_of_each_event(memory: Memo
 def test_retracting_with_a_used_idempotency_key_returns_the_first_result(
     memory: Memory,
 ) -> None:
-    # BUG (reported): the writer runs the handlers before the log checks the key, so a
-    # repeated retraction fails in decide_retract ("already retracted") instead of
-    # returning the first result. The same holds for a repeated merge.
+    # Regression: the writer used to decide before the log checked the key, so a repeated
+    # retraction failed with "already retracted" instead of returning the first result.
     fact = memory.assert_fact(**job("Acme", valid_from=year(2020)))
     command = build(RetractFact, {"fact_id": str(fact.fact_id)})
     first = memory.execute([command], idempotency_key="retract-1")
     position = memory.log.last_position()
 
     second = memory.execute([command], idempotency_key="retract-1")
+
+    assert second == first
+    assert memory.log.last_position() == position
+
+
+def test_merging_with_a_used_idempotency_key_returns_the_first_result(memory: Memory) -> None:
+    memory.observe_entity(name="Robert", entity_type="person")
+    memory.observe_entity(name="Bob", entity_type="person")
+    fields = {"source": "Bob", "target": "Robert", "entity_type": "person"}
+    first = memory.execute([build(MergeEntities, fields)], idempotency_key="merge-1")
+    position = memory.log.last_position()
+
+    second = memory.execute([build(MergeEntities, fields)], idempotency_key="merge-1")
 
     assert second == first
     assert memory.log.last_position() == position

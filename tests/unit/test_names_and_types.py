@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from apexmem import ValidationError
 from apexmem.domain.identities import entity_id
 from apexmem.domain.names import canonical_name, cut_utf8, display_name, normalize
@@ -201,9 +202,8 @@ def test_the_display_name_keeps_the_casing_but_drops_controls_and_padding() -> N
 
 
 def test_normalizing_a_canonical_name_again_changes_nothing() -> None:
-    # BUG (reported): normalize() strips whitespace before cutting to 512 bytes, so a cut that
-    # lands right after a space leaves a trailing space in the canonical name. Resolving an
-    # entity by its own stored canonical name then derives another alias stream and entity.
+    # Regression: normalize() stripped whitespace before cutting to 512 bytes, so a cut right
+    # after a space left a trailing space that a second normalization removed.
     name = "a" * 511 + " b"
 
     once = normalize(name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from apexmem import ValidationError
 from apexmem.domain.names import normalize_relation
 from apexmem.domain.ontology import Ontology, Resolved

@@ -46,6 +46,9 @@ class _Pool(SQLiteConnectionPool):
         # loss; FULL syncs every commit (the `synchronous = "FULL"` setting).
         cursor.execute(f"PRAGMA synchronous={self.synchronous}")
         cursor.execute("PRAGMA cache_size=-65536")
+        # Checkpoint the WAL every ~40 MB instead of every 4 MB: fewer, larger copies back
+        # into the database file, which dominated commit time for batched appends.
+        cursor.execute("PRAGMA wal_autocheckpoint=10000")
         return connection
 
 

@@ -143,21 +143,8 @@ class EventLog:
         A reused key returns the first append's positions and `receipt`. Raises
         ConcurrencyError when a (stream, version) is already taken.
         """
-        with self._datastore.get_connection(commit=True) as connection:
-            cursor = connection.cursor()
-            _execute(cursor, "BEGIN IMMEDIATE")
-            try:
-                result = self._append_in(cursor, events, idempotency_key, receipt)
-                connection.commit()
-            except sqlite3.IntegrityError as e:
-                connection.rollback()
-                raise ConcurrencyError(
-                    f"a stream changed while this append was decided: {e}"
-                ) from e
-            except BaseException:
-                connection.rollback()
-                raise
-        return result
+        with self.locked() as locked:
+            return locked.append(events, idempotency_key=idempotency_key, receipt=receipt)
 
     def _append_in(
         self, cursor: Any, events: Sequence[NewEvent], key: str | None, receipt: bytes | None
@@ -219,7 +206,9 @@ class EventLog:
                 connection.commit()
             except sqlite3.IntegrityError as e:
                 connection.rollback()
-                raise ConcurrencyError(f"a stream version was taken twice: {e}") from e
+                raise ConcurrencyError(
+                    f"a stream changed while this append was decided: {e}"
+                ) from e
             except BaseException:
                 connection.rollback()
                 raise
@@ -385,10 +374,7 @@ class LockedLog:
     def __init__(self, log: EventLog, cursor: Any) -> None:
         self._log = log
         self._cursor = cursor
-
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        self._cursor.execute(sql, params)
-        return list(self._cursor.fetchall())
+        self._query = _cursor_query(cursor)
 
     def read_streams(
         self, stream_ids: Sequence[UUID], *, after_version: int = 0

@@ -137,29 +137,14 @@ def log_command(state: _State, start: int, limit: int, tags: tuple[str, ...]) ->
     """
     from itertools import islice
 
-    from apexmem.cli.render import console, describe, emit_json, short
+    from apexmem.cli.render import console, emit_json, log_table
 
     with state.open() as memory:
         events = list(islice(memory.events(start=start, tags=tags), limit))
     if state.as_json:
         emit_json(events)
         return
-    from rich.table import Table
-
-    table = Table(title=f"log from position {start}", title_justify="left")
-    for column in ("pos", "recorded_at", "event", "stream", "v", "actor", "data"):
-        table.add_column(column, overflow="fold")
-    for e in events:
-        table.add_row(
-            str(e.position),
-            e.recorded_at.isoformat(timespec="milliseconds"),
-            e.tag,
-            short(e.stream_id),
-            str(e.version),
-            e.actor or "",
-            describe(e.data),
-        )
-    console.print(table)
+    console.print(log_table(events, f"log from position {start}"))
 
 
 @cli.command()

@@ -13,6 +13,7 @@ from rich.table import Table
 from apexmem.events.entity import AliasClaimed, EntityObserved
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
+from apexmem.events.log import RecordedEvent
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.snapshot import FactView
 
@@ -22,6 +23,7 @@ __all__ = [
     "emit_json",
     "facts_table",
     "history_table",
+    "log_table",
     "short",
     "summarize",
 ]
@@ -98,6 +100,24 @@ def history_table(entries: list[HistoryEntry], title: str) -> Table:
             e.actor or "",
             e.episode or "",
             short(e.chain, 10),
+            summarize(e.data),
+        )
+    return table
+
+
+def log_table(events: list[RecordedEvent], title: str) -> Table:
+    """Events in position order with their stream, version, actor and what they say."""
+    table = Table(title=title, title_justify="left")
+    for column in ("pos", "recorded_at", "event", "stream", "v", "actor", "what"):
+        table.add_column(column, overflow="fold")
+    for e in events:
+        table.add_row(
+            str(e.position),
+            e.recorded_at.isoformat(timespec="seconds"),
+            e.tag,
+            short(e.stream_id),
+            str(e.version),
+            e.actor or "",
             summarize(e.data),
         )
     return table

@@ -49,7 +49,7 @@ from apexmem.results import (
 )
 from apexmem.staging import Meta, Staging
 
-__all__ = ["HANDLERS", "Context", "slot_of"]
+__all__ = ["HANDLERS", "Context", "SlotPlan", "plan_slot"]
 
 _logger = get_logger()
 _MAX_MERGE_CHAIN: Final = 32
@@ -131,10 +131,32 @@ def _followed(context: Context, entity: UUID) -> tuple[UUID, EntityState]:
     raise ValidationError("entity", str(entity), "has a merge chain longer than 32")
 
 
+class SlotPlan(msgspec.Struct, frozen=True):
+    """What an assertion's slot depends on besides its entities: relation, edge type, value."""
+
+    relation: Resolved
+    edge_type: str
+    value: str | None
+
+    def slot(self, subject: UUID, object_id: UUID | None) -> UUID:
+        """The slot: the object is part of the key only for multi-valued relations."""
+        multi = self.relation.cardinality == "many"
+        key = object_key(object_id, self.value) if multi else None
+        return slot_id(subject, self.relation.canonical, self.edge_type, key)
+
+
+def plan_slot(ontology: Ontology, command: AssertFact) -> SlotPlan:
+    """Validate and canonicalize the parts of an assertion that choose its slot."""
+    return SlotPlan(
+        relation=ontology.resolve(normalize_relation("relation", command.relation)),
+        edge_type=parse_edge_type(command.edge_type),
+        value=clean(command.value) if command.value is not None else None,
+    )
+
+
 def _assert(context: Context, command: AssertFact) -> Result:
     meta = _meta(context, command)
-    edge_type = parse_edge_type(command.edge_type)
-    relation = context.ontology.resolve(normalize_relation("relation", command.relation))
+    plan = plan_slot(context.ontology, command)
     subject = resolve(context, "subject", command.subject, command.subject_type, meta)
     target = None
     if command.object is not None:
@@ -143,18 +165,9 @@ def _assert(context: Context, command: AssertFact) -> Result:
             raise ValidationError(
                 "object", command.object, f"is the same entity as subject {command.subject!r}"
             )
-    value = clean(command.value) if command.value is not None else None
     object_id = target.entity_id if target else None
-    slot = slot_of(relation, subject.entity_id, edge_type, object_id, value)
-    proposal = _proposal(
-        context,
-        command,
-        slot=slot,
-        subject=subject,
-        target=target,
-        relation=relation.canonical,
-        edge_type=edge_type,
-    )
+    slot = plan.slot(subject.entity_id, object_id)
+    proposal = _proposal(context, command, slot=slot, subject=subject, target=target, plan=plan)
     decision = decide_assert(context.staging.state("slot", slot), proposal, context.strategy)
     index = context.staging.emit("slot", slot, decision.events, meta)
     return FactRef(
@@ -168,14 +181,6 @@ def _assert(context: Context, command: AssertFact) -> Result:
     )
 
 
-def slot_of(
-    relation: Resolved, subject: UUID, edge_type: str, object_id: UUID | None, value: str | None
-) -> UUID:
-    """The slot of a fact: the object is part of the key only for multi-valued relations."""
-    key = None if relation.cardinality == "one" else object_key(object_id, value)
-    return slot_id(subject, relation.canonical, edge_type, key)
-
-
 def _proposal(
     context: Context,
     command: AssertFact,
@@ -183,15 +188,15 @@ def _proposal(
     slot: UUID,
     subject: _Resolved,
     target: _Resolved | None,
-    relation: str,
-    edge_type: str,
+    plan: SlotPlan,
 ) -> Proposal:
     valid_from = command.valid_from or context.now
     if command.valid_until is not None and command.valid_until <= valid_from:
         raise ValidationError(
             "valid_until", command.valid_until, f"is not after valid_from {valid_from}"
         )
-    value = clean(command.value) if command.value is not None else None
+    value = plan.value
+    relation = plan.relation.canonical
     said = target.name if target else value
     sentence = command.fact or " ".join(p for p in (subject.name, relation, said) if p)
     return Proposal(
@@ -201,7 +206,7 @@ def _proposal(
         object_id=target.entity_id if target else None,
         value=value,
         object_key=object_key(target.entity_id if target else None, value),
-        edge_type=edge_type,
+        edge_type=plan.edge_type,
         fact=clean(sentence),
         confidence=command.confidence,
         valid_from=valid_from,

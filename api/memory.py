@@ -60,7 +60,6 @@ class Memory:
     ) -> None:
         self.directory = directory
         self.settings = settings
-        self._clock = clock
         self.log = EventLog(
             directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous, clock=clock
         )

@@ -21,11 +21,11 @@ from apexmem.domain.commands import (
     RecordMessage,
 )
 from apexmem.domain.identities import POLICY_ID, alias_id, entity_id, episode_id
-from apexmem.domain.names import canonical_name, clean, normalize_relation
+from apexmem.domain.names import canonical_name
 from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
-from apexmem.domain.types import parse_edge_type, resolve_entity_type
+from apexmem.domain.types import resolve_entity_type
 from apexmem.events.errors import (
     ApexmemError,
     ConcurrencyError,
@@ -33,7 +33,7 @@ from apexmem.events.errors import (
     ValidationError,
 )
 from apexmem.events.log import AppendResult, EventLog, LogAccess
-from apexmem.handlers import HANDLERS, Context, slot_of
+from apexmem.handlers import HANDLERS, Context, plan_slot
 from apexmem.logs import get_logger
 from apexmem.projections.streams import evolve_policy, fold
 from apexmem.results import Result
@@ -162,18 +162,9 @@ class Writer:
         if subject is None or (command.object is not None and target is None):
             return None
         try:
-            relation = self._ontology.resolve(normalize_relation("relation", command.relation))
-            edge_type = parse_edge_type(command.edge_type)
-        except ApexmemError:
+            return plan_slot(self._ontology, command).slot(subject, target)
+        except ApexmemError:  # reported when the command runs
             return None
-        value = clean(command.value) if command.value is not None else None
-        return slot_of(relation, subject, edge_type, target, value)
-
-    def reset(self) -> None:
-        """Forget every cached state (after another process rewrote history, say)."""
-        self._cache = StateCache()
-        self._policy = PolicyState()
-        self._ontology = Ontology()
 
 
 def _names(command: Command) -> list[tuple[str, str]]:

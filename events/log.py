@@ -257,11 +257,6 @@ class EventLog:
             found.update((int(p), bytes(c)) for p, c in rows)
         return found
 
-    def size_bytes(self) -> int:
-        """Bytes of the log file and its write-ahead log on disk."""
-        wal = self.path.with_name(self.path.name + "-wal")
-        return sum(p.stat().st_size for p in (self.path, wal) if p.exists())
-
     def last_position(self) -> int:
         """The highest position written so far (0 for an empty log)."""
         return int(self._recorder.max_notification_id() or 0)

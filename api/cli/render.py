@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from datetime import datetime, time
 from typing import Any
 
@@ -87,39 +88,33 @@ def _day(value: datetime) -> str:
     return value.date().isoformat() if value.time() == time(0) else value.isoformat()
 
 
-def history_table(entries: list[HistoryEntry], title: str) -> Table:
+def history_table(entries: Sequence[HistoryEntry], title: str) -> Table:
     """Events with position, recorded_at, tag, provenance, chain hash and what they say."""
-    table = Table(title=title, title_justify="left")
-    for column in ("pos", "recorded_at", "event", "actor", "episode", "chain", "what"):
-        table.add_column(column, overflow="fold")
-    for e in entries:
-        table.add_row(
-            str(e.position),
-            e.recorded_at.isoformat(timespec="seconds"),
-            e.tag,
-            e.actor or "",
-            e.episode or "",
-            short(e.chain, 10),
-            summarize(e.data),
-        )
-    return table
+    columns = ("actor", "episode", "chain")
+    rows = [(e.actor or "", e.episode or "", short(e.chain, 10)) for e in entries]
+    return _events_table(title, entries, columns, rows)
 
 
-def log_table(events: list[RecordedEvent], title: str) -> Table:
+def log_table(events: Sequence[RecordedEvent], title: str) -> Table:
     """Events in position order with their stream, version, actor and what they say."""
+    columns = ("stream", "v", "actor")
+    rows = [(short(e.stream_id), str(e.version), e.actor or "") for e in events]
+    return _events_table(title, events, columns, rows)
+
+
+def _events_table(
+    title: str,
+    events: Sequence[HistoryEntry | RecordedEvent],
+    columns: tuple[str, ...],
+    rows: Sequence[tuple[str, ...]],
+) -> Table:
+    """pos, recorded_at and event, then the given columns, then what the event says."""
     table = Table(title=title, title_justify="left")
-    for column in ("pos", "recorded_at", "event", "stream", "v", "actor", "what"):
+    for column in ("pos", "recorded_at", "event", *columns, "what"):
         table.add_column(column, overflow="fold")
-    for e in events:
-        table.add_row(
-            str(e.position),
-            e.recorded_at.isoformat(timespec="seconds"),
-            e.tag,
-            short(e.stream_id),
-            str(e.version),
-            e.actor or "",
-            summarize(e.data),
-        )
+    for e, row in zip(events, rows, strict=True):
+        time_ = e.recorded_at.isoformat(timespec="seconds")
+        table.add_row(str(e.position), time_, e.tag, *row, summarize(e.data))
     return table
 
 

@@ -9,10 +9,21 @@ from typing import Final
 from apexmem.domain.settings import Settings, parse_settings
 from apexmem.logs import get_logger
 
-__all__ = ["DEFAULT_HOME", "EVENTS_FILE", "SETTINGS_FILE", "home", "load_settings"]
+__all__ = [
+    "DEFAULT_HOME",
+    "EVENTS_FILE",
+    "READMODELS_FILE",
+    "REPLAY_FILE",
+    "SETTINGS_FILE",
+    "home",
+    "load_settings",
+]
 
 SETTINGS_FILE: Final = "apexmem.toml"
 EVENTS_FILE: Final = "events.db"
+READMODELS_FILE: Final = "readmodels.db"
+REPLAY_FILE: Final = "replay.json"
+"""Marks a directory made by `replay`: a read-only memory of the log up to a past moment."""
 DEFAULT_HOME: Final = Path("~/.apexmem")
 """Used when neither `--db` nor `APEXMEM_HOME` names a memory directory."""
 

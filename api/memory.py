@@ -1,4 +1,4 @@
-"""The Memory facade: the write path, the audit path and chain verification over one directory."""
+"""The Memory facade: writes, queries on both time axes, time travel and audit, one directory."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from types import TracebackType
 from typing import Any, TypeVar
 from uuid import UUID
 
-from apexmem.config import EVENTS_FILE, home, load_settings
+from sqlalchemy import select
+
+from apexmem.config import EVENTS_FILE, READMODELS_FILE, home, load_settings
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -24,25 +26,38 @@ from apexmem.domain.commands import (
     build,
 )
 from apexmem.domain.identities import alias_id
-from apexmem.domain.names import canonical_name
 from apexmem.domain.settings import Settings
-from apexmem.domain.types import resolve_entity_type
-from apexmem.events.errors import NotFoundError, ValidationError
+from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 from apexmem.events.log import EventLog, RecordedEvent
 from apexmem.logs import get_logger
+from apexmem.readmodels import (
+    EntityRow,
+    FactRow,
+    ReadModelStore,
+    Subgraph,
+    find_entities,
+    graph_stats,
+    slots_of,
+)
+from apexmem.readmodels.tables import aliases
 from apexmem.replay.audit import HistoryEntry, history_of
+from apexmem.replay.diff import Diff, diff
+from apexmem.replay.runner import CatchUp, Progress, Runner
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
 from apexmem.replay.verify import VerifyReport, verify
 from apexmem.results import (
     AliasRef,
     EntityRef,
     FactRef,
+    MemoryStats,
     MergeRef,
     MessageRef,
     PolicyRef,
     Result,
     RetractRef,
 )
+from apexmem.timetravel import copy_until, read_only_reason
+from apexmem.view import TimeArg, View, as_time
 from apexmem.writer import Writer
 
 __all__ = ["Memory"]
@@ -60,10 +75,15 @@ class Memory:
     ) -> None:
         self.directory = directory
         self.settings = settings
+        self.read_only = read_only_reason(directory)
+        """Why writes are refused (a replayed directory), or None."""
         self.log = EventLog(
             directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous, clock=clock
         )
+        self.store = ReadModelStore(directory / READMODELS_FILE)
+        self.runner = Runner(self.log, self.store, batch_size=settings.memory.projection.batch_size)
         self._writer = Writer(self.log, settings, clock)
+        self._now = View(self.store, ready=self._ready, ontology=self._writer.ontology)
 
     @classmethod
     def open(
@@ -82,8 +102,9 @@ class Memory:
         return memory
 
     def close(self) -> None:
-        """Close the log's connections."""
+        """Close the log's and the read models' connections."""
         self.log.close()
+        self.store.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -102,7 +123,12 @@ class Memory:
         self, commands: Sequence[Command], *, idempotency_key: str | None = None
     ) -> list[Result]:
         """Apply any mix of commands as one atomic append; one result per command."""
-        return self._writer.execute(commands, idempotency_key=idempotency_key)
+        if self.read_only is not None:
+            raise ApexmemError(f"this memory is read-only: {self.read_only}")
+        results = self._writer.execute(commands, idempotency_key=idempotency_key)
+        if self.settings.memory.projection.inline:
+            self.runner.catch_up()
+        return results
 
     def assert_fact(self, *, idempotency_key: str | None = None, **fields: Any) -> FactRef:
         """Assert one fact (see AssertFact for the fields); returns what became of it."""
@@ -165,6 +191,116 @@ class Memory:
         """Teach the ontology a canonical relation, its aliases and cardinality."""
         return _one(self.execute([build(MapRelation, fields)]), PolicyRef)
 
+    # Queries -----------------------------------------------------------------------------
+
+    def as_of(self, *, known_at: TimeArg = None, valid_at: TimeArg = None) -> View:
+        """A read-only view: what the store had been told by `known_at`, true at `valid_at`."""
+        return View(
+            self.store,
+            ready=self._ready,
+            ontology=self._writer.ontology,
+            known_at=known_at,
+            valid_at=valid_at,
+        )
+
+    def entities(
+        self, query: str, *, entity_type: str | None = None, limit: int = 20
+    ) -> list[EntityRow]:
+        """Entities named `query` (any case, aliases too), else those whose name starts with it."""
+        return self._now.entities(query, entity_type=entity_type, limit=limit)
+
+    def facts_about(
+        self, entity: str, *, valid_at: TimeArg = None, entity_type: str | None = None
+    ) -> list[FactRow]:
+        """Believed facts about an entity, both directions: current, or valid at `valid_at`."""
+        return self._now.facts_about(entity, valid_at=valid_at, entity_type=entity_type)
+
+    def traverse(
+        self,
+        start: str,
+        *,
+        max_hops: int = 2,
+        edge_types: Sequence[str] = (),
+        valid_at: TimeArg = None,
+    ) -> Subgraph:
+        """Entities within `max_hops` of `start` over believed edges of `edge_types`."""
+        return self._now.traverse(
+            start, max_hops=max_hops, edge_types=edge_types, valid_at=valid_at
+        )
+
+    def edges_at_timestamp(self, entity: str, at: TimeArg) -> list[FactRow]:
+        """Edges touching the entity that were valid at `at`."""
+        return self._now.edges_at_timestamp(entity, at)
+
+    def bfs_at_timestamp(self, start: str, *, max_hops: int = 2, at: TimeArg) -> Subgraph:
+        """The traversal over edges valid at `at`."""
+        return self._now.bfs_at_timestamp(start, max_hops=max_hops, at=at)
+
+    def edge_history(
+        self, *, subject: str, relation: str, limit: int | None = None
+    ) -> list[FactRow]:
+        """Every version of the subject's `relation` facts, newest valid_from first."""
+        chosen = self.settings.memory.graph.edge_history_limit if limit is None else limit
+        return self._now.edge_history(subject=subject, relation=relation, limit=chosen)
+
+    def stats(self) -> MemoryStats:
+        """Counts of entities, fact versions, current facts and events; sizes on disk."""
+        self._ready()
+        with self.store.read() as connection:
+            graph = graph_stats(connection)
+        return MemoryStats(
+            events=self.log.last_position(),
+            log_bytes=_bytes(self.log.path),
+            readmodel_bytes=_bytes(self.store.path),
+            projection_lag=max(0, self.log.last_position() - graph.position),
+            graph=graph,
+        )
+
+    # Projection and time travel ----------------------------------------------------------
+
+    def project(self, *, progress: Progress | None = None) -> CatchUp:
+        """Apply every event the read models have not seen yet (exactly once)."""
+        return self.runner.catch_up(progress=progress)
+
+    def rebuild(self, *, progress: Progress | None = None) -> CatchUp:
+        """Drop the read models and project the whole log again (deterministic)."""
+        with self.store.write() as connection:
+            self.store.reset(connection)
+        _logger.info("readmodels.dropped", directory=str(self.directory))
+        return self.runner.catch_up(progress=progress)
+
+    def replay(
+        self,
+        *,
+        until: TimeArg | int,
+        into: str | os.PathLike[str],
+        progress: Progress | None = None,
+    ) -> Memory:
+        """Fold the log up to `until` (a time or a position) into a new, read-only memory.
+
+        `into` must not exist or be empty. The new directory holds the log up to that point
+        (it verifies and answers history) and fresh read models projected from it.
+        """
+        moment = until if isinstance(until, int) else _required(until)
+        position = moment if isinstance(moment, int) else self.log.position_at(moment)
+        target = copy_until(self.log, self.directory, Path(into), position=position, until=moment)
+        replayed = Memory.open(target, settings=self.settings)
+        replayed.runner.catch_up(progress=progress)
+        return replayed
+
+    def diff(self, since: TimeArg, until: TimeArg) -> Diff:
+        """Facts asserted, superseded and retracted after `since` and up to `until`."""
+        start, end = _required(since, "since"), _required(until, "until")
+        if end < start:
+            raise ValidationError("until", end, f"is before since ({start})")
+        self._ready()
+        with self.store.read() as connection:
+            return diff(self.log, connection, start, end)
+
+    def _ready(self) -> None:
+        if self.settings.memory.projection.inline:
+            self.runner.catch_up()
+
     # Audit -------------------------------------------------------------------------------
 
     def history(
@@ -172,10 +308,14 @@ class Memory:
         *,
         fact: UUID | str | None = None,
         entity: str | None = None,
-        entity_type: str = "concept",
+        entity_type: str | None = None,
         slot: UUID | str | None = None,
     ) -> list[HistoryEntry]:
-        """Every event of a fact's slot, a slot, or an entity's own stream, oldest first."""
+        """Every event of a fact's slot, a slot, or an entity, oldest first, with provenance.
+
+        An entity's history holds its own stream, the names it claimed and every slot it is
+        the subject or the object of (merged entities included).
+        """
         if sum(x is not None for x in (fact, entity, slot)) != 1:
             raise ValidationError("history", None, "needs exactly one of fact, entity or slot")
         if fact is not None:
@@ -188,14 +328,18 @@ class Memory:
         assert entity is not None
         return history_of(self.log, self._entity_streams(entity, entity_type))
 
-    def _entity_streams(self, name: str, kind: str) -> list[UUID]:
-        entity_type, _ = resolve_entity_type(kind)
-        canonical = canonical_name("entity", name)
-        claim = self.log.read_stream(alias_id(entity_type, canonical))
-        if not claim:
-            raise NotFoundError(f"entity: no {entity_type} is named {name!r}")
-        owner: UUID = claim[0].data.entity_id
-        return [owner, alias_id(entity_type, canonical)]
+    def _entity_streams(self, name: str, entity_type: str | None) -> list[UUID]:
+        self._ready()
+        with self.store.read() as connection:
+            found = find_entities(connection, name, entity_type=entity_type)
+            if not found:
+                raise NotFoundError(f"entity: no entity named {name!r}")
+            ids = [m for row in found for m in (row.entity_id, *row.merged)]
+            names = connection.execute(
+                select(aliases.c.entity_type, aliases.c.alias).where(aliases.c.entity_id.in_(ids))
+            ).all()
+            slots = slots_of(connection, ids)
+        return [*ids, *(alias_id(t, a) for t, a in names), *slots]
 
     def events(
         self, *, start: int = 1, stop: int | None = None, tags: Sequence[str] = ()
@@ -214,6 +358,17 @@ class Memory:
     def verify(self) -> VerifyReport:
         """Recompute the hash chain: ok, events checked, and the first bad position if any."""
         return verify(self.log)
+
+
+def _required(value: TimeArg, field: str = "until") -> datetime:
+    when = as_time(field, value)
+    if when is None:
+        raise ValidationError(field, value, "is required")
+    return when
+
+
+def _bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
 def _indexed(index: int, fields: Mapping[str, Any]) -> AssertFact:

@@ -7,10 +7,13 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.readmodels.rows import GraphStats
+
 __all__ = [
     "AliasRef",
     "EntityRef",
     "FactRef",
+    "MemoryStats",
     "MergeRef",
     "MessageRef",
     "PolicyRef",
@@ -77,3 +80,13 @@ class PolicyRef(_Result, frozen=True, kw_only=True, tag="policy"):
 
 
 Result = FactRef | EntityRef | AliasRef | RetractRef | MessageRef | MergeRef | PolicyRef
+
+
+class MemoryStats(msgspec.Struct, frozen=True, kw_only=True):
+    """Counts and sizes of one memory: the log, the read models, and how far behind they are."""
+
+    events: int
+    log_bytes: int
+    readmodel_bytes: int
+    projection_lag: int
+    graph: GraphStats

@@ -79,6 +79,12 @@ class Writer:
                         raise
             raise AssertionError("unreachable")
 
+    def ontology(self) -> Ontology:
+        """The ontology with every relation mapping in the log so far."""
+        with self._lock:
+            self._refresh_policy(self._log)
+            return self._ontology
+
     def _locked_attempt(self, commands: Sequence[Command], key: str | None) -> list[Result]:
         fresh = StateCache()
         with self._log.locked() as locked:

@@ -17,6 +17,7 @@ __all__ = [
     "LogSettings",
     "MemorySettings",
     "NoteLinkingSettings",
+    "ProjectionSettings",
     "Settings",
     "parse_settings",
 ]
@@ -91,10 +92,21 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     belief_revision: BeliefRevisionSettings = BeliefRevisionSettings()
 
 
+class ProjectionSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.projection]`: how the read models follow the log."""
+
+    inline: bool = True
+    """Project after every write and before every query (read your own writes); turn off
+    when `apexmem project --follow` runs as its own process."""
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 2_000
+    """Events applied per read-model transaction."""
+
+
 class MemorySettings(_Section, frozen=True, kw_only=True):
     """`[memory]`."""
 
     log: LogSettings = LogSettings()
+    projection: ProjectionSettings = ProjectionSettings()
     graph: GraphSettings = GraphSettings()
 
 

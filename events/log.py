@@ -268,6 +268,42 @@ class EventLog:
         )
         return int(rows[0][0] or 0)
 
+    def copy_to(self, path: Path | str, *, until: int) -> int:
+        """Copy the log up to position `until` into a new log file; returns the events copied.
+
+        Rows are copied as stored (payloads, chain hashes, lookup and idempotency keys), so
+        the copy verifies and answers history exactly as this log did at `until`.
+        """
+        target = Path(path)
+        if target.exists():
+            raise ApexmemError(f"{target} already exists; a log copy never overwrites")
+        EventLog(target).close()
+        connection = sqlite3.connect(target, isolation_level=None)
+        try:
+            connection.execute("ATTACH DATABASE ? AS source", (str(self.path),))
+            connection.execute("BEGIN IMMEDIATE")
+            copied = connection.execute(
+                f"INSERT INTO {EVENTS_TABLE} SELECT * FROM source.{EVENTS_TABLE} WHERE rowid <= ?",
+                (until,),
+            ).rowcount
+            connection.execute(
+                "INSERT INTO log_index SELECT * FROM source.log_index WHERE position <= ?", (until,)
+            )
+            connection.execute(
+                "INSERT INTO event_keys SELECT * FROM source.event_keys WHERE position <= ?",
+                (until,),
+            )
+            connection.execute(
+                "INSERT INTO idempotency SELECT * FROM source.idempotency "
+                "WHERE COALESCE(last_position, 0) <= ? AND recorded_at <= "
+                "(SELECT COALESCE(MAX(recorded_at), 0) FROM source.log_index WHERE position <= ?)",
+                (until, until),
+            )
+            connection.execute("COMMIT")
+        finally:
+            connection.close()
+        return int(copied)
+
     def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
         """Every position that has a record or a chain row, with both as stored."""
         position = start - 1

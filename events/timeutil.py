@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Final
 
 import msgspec
@@ -36,6 +36,4 @@ def to_micros(value: datetime) -> int:
 
 def from_micros(micros: int) -> datetime:
     """The UTC datetime `micros` microseconds after the Unix epoch."""
-    from datetime import timedelta
-
     return EPOCH + timedelta(microseconds=micros)

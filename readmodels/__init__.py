@@ -1,1 +1,30 @@
-"""Storage of projected state and the questions it answers: graph, full text, vectors."""
+"""Read models: the tables projected from the log and the questions they answer."""
+
+from apexmem.readmodels.entities import entity_groups, find_entities, names_of
+from apexmem.readmodels.facts import edge_history, facts_about, facts_of, known, slots_of, valid
+from apexmem.readmodels.rows import EntityRow, FactRow, GraphStats, Reached, Subgraph
+from apexmem.readmodels.stats import graph_stats
+from apexmem.readmodels.store import ReadModelStore, dump, tracked_position
+from apexmem.readmodels.traverse import traverse_from
+
+__all__ = [
+    "EntityRow",
+    "FactRow",
+    "GraphStats",
+    "Reached",
+    "ReadModelStore",
+    "Subgraph",
+    "dump",
+    "edge_history",
+    "entity_groups",
+    "facts_about",
+    "facts_of",
+    "find_entities",
+    "graph_stats",
+    "known",
+    "names_of",
+    "slots_of",
+    "tracked_position",
+    "traverse_from",
+    "valid",
+]

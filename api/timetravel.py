@@ -1,0 +1,48 @@
+"""Replayed directories: a copy of the log up to a past moment, opened as a read-only memory."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+from apexmem.config import EVENTS_FILE, REPLAY_FILE, SETTINGS_FILE
+from apexmem.events.errors import ValidationError
+from apexmem.events.log import EventLog
+
+__all__ = ["copy_until", "read_only_reason"]
+
+
+def copy_until(
+    log: EventLog, source: Path, target: Path, *, position: int, until: datetime | str | int
+) -> Path:
+    """Make `target` a memory directory holding `log` up to `position`; never overwrites."""
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ValidationError(
+            "into", str(target), "is not an empty directory; replay never overwrites"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    copied = log.copy_to(target / EVENTS_FILE, until=position)
+    if (source / SETTINGS_FILE).exists():
+        shutil.copyfile(source / SETTINGS_FILE, target / SETTINGS_FILE)
+    marker = {
+        "source": str(source.resolve()),
+        "until": until.isoformat() if isinstance(until, datetime) else until,
+        "position": position,
+        "events": copied,
+    }
+    (target / REPLAY_FILE).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def read_only_reason(directory: Path) -> str | None:
+    """Why a memory directory refuses writes (it is a replay), or None."""
+    marker = directory / REPLAY_FILE
+    if not marker.exists():
+        return None
+    info = json.loads(marker.read_text(encoding="utf-8"))
+    return (
+        f"a replay of {info.get('source')} up to position {info.get('position')} "
+        f"({info.get('until')})"
+    )

@@ -1,0 +1,157 @@
+"""Read-only queries over the read models, on both time axes: `Memory.as_of` returns one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Final
+
+from apexmem.domain.names import normalize_relation
+from apexmem.domain.ontology import Ontology
+from apexmem.domain.times import parse_time
+from apexmem.domain.types import parse_edge_type
+from apexmem.events.errors import ValidationError
+from apexmem.events.timeutil import require_aware
+from apexmem.readmodels import (
+    EntityRow,
+    FactRow,
+    ReadModelStore,
+    Subgraph,
+    edge_history,
+    facts_about,
+    facts_of,
+    find_entities,
+    traverse_from,
+)
+
+__all__ = ["UNSET", "TimeArg", "View", "as_time"]
+
+TimeArg = datetime | str | None
+"""A time: an aware datetime, or text in a form `parse_time` accepts."""
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = _Unset()
+"""A keyword not passed: the view's own time applies."""
+
+
+def as_time(field: str, value: TimeArg) -> datetime | None:
+    """An aware UTC datetime from a datetime or text; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return parse_time(field, value)
+    return require_aware(field, value)
+
+
+class View:
+    """What the memory says, as known at `known_at` (now when None), valid at `valid_at`.
+
+    Every query takes `valid_at=` to override the view's own valid time. Unknown names
+    give empty answers, never errors.
+    """
+
+    def __init__(
+        self,
+        store: ReadModelStore,
+        *,
+        ready: Callable[[], None],
+        ontology: Callable[[], Ontology],
+        known_at: TimeArg = None,
+        valid_at: TimeArg = None,
+    ) -> None:
+        self._store = store
+        self._ready = ready
+        self._ontology = ontology
+        self.known_at = as_time("known_at", known_at)
+        self.valid_at = as_time("valid_at", valid_at)
+
+    def _valid(self, value: TimeArg | _Unset) -> datetime | None:
+        return self.valid_at if isinstance(value, _Unset) else as_time("valid_at", value)
+
+    def entities(
+        self, query: str, *, entity_type: str | None = None, limit: int = 20
+    ) -> list[EntityRow]:
+        """Entities named `query` (any case, aliases too), else those whose name starts with it."""
+        self._ready()
+        with self._store.read() as connection:
+            return find_entities(
+                connection, query, known_at=self.known_at, entity_type=entity_type, limit=limit
+            )
+
+    def facts_about(
+        self,
+        entity: str,
+        *,
+        valid_at: TimeArg | _Unset = UNSET,
+        entity_type: str | None = None,
+    ) -> list[FactRow]:
+        """Believed facts with the entity as subject or object (open-ended ones by default)."""
+        self._ready()
+        with self._store.read() as connection:
+            return facts_about(
+                connection,
+                entity,
+                valid_at=self._valid(valid_at),
+                known_at=self.known_at,
+                entity_type=entity_type,
+            )
+
+    def edges_at_timestamp(self, entity: str, at: TimeArg) -> list[FactRow]:
+        """Edges (facts between two entities) touching the entity and valid at `at`."""
+        self._ready()
+        when = as_time("at", at)
+        with self._store.read() as connection:
+            found = find_entities(connection, entity, known_at=self.known_at)
+            ids = [m for row in found for m in (row.entity_id, *row.merged)]
+            return facts_of(connection, ids, valid_at=when, known_at=self.known_at, edges_only=True)
+
+    def traverse(
+        self,
+        start: str,
+        *,
+        max_hops: int = 2,
+        edge_types: Sequence[str] = (),
+        valid_at: TimeArg | _Unset = UNSET,
+    ) -> Subgraph:
+        """Entities within `max_hops` of `start` over believed edges (of `edge_types`, if given)."""
+        if max_hops < 0:
+            raise ValidationError("max_hops", max_hops, "must be 0 or more")
+        types = [parse_edge_type(f"edge_types[{i}]", t) for i, t in enumerate(edge_types)]
+        self._ready()
+        when = self._valid(valid_at)
+        with self._store.read() as connection:
+            found = find_entities(connection, start, known_at=self.known_at)
+            ids = [m for row in found for m in (row.entity_id, *row.merged)]
+            if not ids:
+                return Subgraph(entities=[], facts=[])
+            return traverse_from(
+                connection,
+                ids,
+                max_hops=max_hops,
+                edge_types=types,
+                valid_at=when,
+                known_at=self.known_at,
+            )
+
+    def bfs_at_timestamp(self, start: str, *, max_hops: int = 2, at: TimeArg) -> Subgraph:
+        """The traversal over edges valid at `at` (any edge type)."""
+        return self.traverse(start, max_hops=max_hops, valid_at=at)
+
+    def edge_history(self, *, subject: str, relation: str, limit: int = 100) -> list[FactRow]:
+        """Every version of the subject's `relation` facts (ontology-mapped), newest first."""
+        self._ready()
+        raw = normalize_relation("relation", relation)
+        canonical = self._ontology().resolve(raw).canonical
+        with self._store.read() as connection:
+            return edge_history(
+                connection,
+                subject,
+                sorted({raw, canonical}),
+                known_at=self.known_at,
+                limit=limit,
+            )

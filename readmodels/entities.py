@@ -1,0 +1,150 @@
+"""Entity lookup: exact names first (display, canonical, alias), then a prefix match.
+
+Merges are followed: a name of an entity merged forward resolves to the entity it was
+merged into, and that entity's group holds every entity merged into it (as known at S).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+from sqlalchemy import Connection, and_, or_, select
+
+from apexmem.domain.names import normalize
+from apexmem.readmodels.rows import EntityRow
+from apexmem.readmodels.tables import aliases, entities
+
+__all__ = ["entity_groups", "find_entities", "names_of"]
+
+_PREFIX_END: Final = "\U0010ffff"
+
+
+def find_entities(
+    connection: Connection,
+    query: str,
+    *,
+    known_at: datetime | None = None,
+    entity_type: str | None = None,
+    limit: int = 20,
+) -> list[EntityRow]:
+    """Entities named `query` exactly (any case), else those with a name starting with it."""
+    key = normalize(query)
+    if not key:
+        return []
+    ids = _alias_owners(connection, aliases.c.alias == key, known_at, entity_type, limit)
+    if not ids:
+        prefix = and_(aliases.c.alias >= key, aliases.c.alias < key + _PREFIX_END)
+        ids = _alias_owners(connection, prefix, known_at, entity_type, limit)
+    groups = entity_groups(connection, ids, known_at=known_at)
+    return _rows(connection, groups, known_at)
+
+
+def entity_groups(
+    connection: Connection, ids: Iterable[UUID], *, known_at: datetime | None = None
+) -> dict[UUID, list[UUID]]:
+    """Each id's merge root (in first-seen order) -> every entity that resolves to that root."""
+    into = _merges(connection, known_at)
+
+    def root(entity: UUID) -> UUID:
+        seen = {entity}
+        while (entity := into.get(entity, entity)) not in seen:
+            seen.add(entity)
+        return entity
+
+    roots = list(dict.fromkeys(root(e) for e in ids))
+    groups: dict[UUID, list[UUID]] = {r: [r] for r in roots}
+    for member in into:
+        owner = root(member)
+        if owner in groups and member != owner:
+            groups[owner].append(member)
+    return groups
+
+
+def names_of(connection: Connection, ids: Iterable[UUID]) -> dict[UUID, tuple[str, str]]:
+    """Display name and type of each entity id."""
+    wanted = list(set(ids))
+    found: dict[UUID, tuple[str, str]] = {}
+    for i in range(0, len(wanted), 500):
+        rows = connection.execute(
+            select(entities.c.entity_id, entities.c.name, entities.c.entity_type).where(
+                entities.c.entity_id.in_(wanted[i : i + 500])
+            )
+        )
+        found.update((r.entity_id, (r.name, r.entity_type)) for r in rows)
+    return found
+
+
+def _alias_owners(
+    connection: Connection,
+    match: Any,
+    known_at: datetime | None,
+    entity_type: str | None,
+    limit: int,
+) -> list[UUID]:
+    statement = select(aliases.c.entity_id).where(match)
+    if known_at is not None:
+        statement = statement.where(aliases.c.recorded_at <= known_at)
+    if entity_type is not None:
+        statement = statement.where(aliases.c.entity_type == entity_type)
+    statement = statement.order_by(aliases.c.alias, aliases.c.entity_type).limit(limit * 4)
+    owners = list(dict.fromkeys(connection.execute(statement).scalars()))
+    return owners[:limit]
+
+
+def _merges(connection: Connection, known_at: datetime | None) -> dict[UUID, UUID]:
+    statement = select(entities.c.entity_id, entities.c.merged_into).where(
+        entities.c.merged_into.is_not(None)
+    )
+    if known_at is not None:
+        statement = statement.where(entities.c.merged_at <= known_at)
+    return {r.entity_id: r.merged_into for r in connection.execute(statement)}
+
+
+def _rows(
+    connection: Connection, groups: dict[UUID, list[UUID]], known_at: datetime | None
+) -> list[EntityRow]:
+    if not groups:
+        return []
+    statement = select(entities).where(entities.c.entity_id.in_(list(groups)))
+    if known_at is None:
+        statement = statement.where(entities.c.archived_at.is_(None))
+    else:
+        statement = statement.where(
+            entities.c.first_seen <= known_at,
+            or_(entities.c.archived_at.is_(None), entities.c.archived_at > known_at),
+        )
+    found = {r.entity_id: r for r in connection.execute(statement)}
+    names = _alias_names(connection, [m for g in groups.values() for m in g], known_at)
+    rows = []
+    for root, members in groups.items():
+        if root not in found:
+            continue
+        row = found[root]
+        rows.append(
+            msgspec.convert(
+                {
+                    **{str(k): v for k, v in row._mapping.items()},
+                    "aliases": sorted({n for m in members for n in names.get(m, [])}),
+                    "merged": members[1:],
+                },
+                EntityRow,
+                from_attributes=True,
+            )
+        )
+    return rows
+
+
+def _alias_names(
+    connection: Connection, ids: list[UUID], known_at: datetime | None
+) -> dict[UUID, list[str]]:
+    statement = select(aliases.c.entity_id, aliases.c.name).where(aliases.c.entity_id.in_(ids))
+    if known_at is not None:
+        statement = statement.where(aliases.c.recorded_at <= known_at)
+    names: dict[UUID, list[str]] = {}
+    for r in connection.execute(statement):
+        names.setdefault(r.entity_id, []).append(r.name)
+    return names

@@ -1,0 +1,161 @@
+"""Fact queries on both time axes: valid at T (the world) and known at S (the store).
+
+valid at T:  valid_from <= T < valid_until (valid_until unset: open-ended)
+known at S:  recorded_at <= S and (expired_at unset or expired_at > S)
+Without `valid_at`, a fact must be open-ended (the seeds' "active"); without `known_at`,
+the state the store believes now (the open row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select
+
+from apexmem.readmodels.entities import entity_groups, find_entities
+from apexmem.readmodels.rows import FactRow
+from apexmem.readmodels.tables import entities, facts
+
+__all__ = [
+    "edge_history",
+    "fact_rows",
+    "facts_about",
+    "facts_of",
+    "known",
+    "slots_of",
+    "valid",
+]
+
+_subject = entities.alias("subject_entity")
+_object = entities.alias("object_entity")
+_ROWS: Final = select(
+    *facts.c,
+    _subject.c.name.label("subject"),
+    func.coalesce(_object.c.name, facts.c.value).label("object"),
+).select_from(
+    facts.join(_subject, _subject.c.entity_id == facts.c.subject_id).outerjoin(
+        _object, _object.c.entity_id == facts.c.object_id
+    )
+)
+_CHUNK: Final = 400
+
+
+def known(known_at: datetime | None) -> ColumnElement[bool]:
+    """The fact states the store held at `known_at` (now, when None)."""
+    if known_at is None:
+        return facts.c.expired_at.is_(None)
+    return and_(
+        facts.c.recorded_at <= known_at,
+        or_(facts.c.expired_at.is_(None), facts.c.expired_at > known_at),
+    )
+
+
+def valid(valid_at: datetime | None) -> ColumnElement[bool]:
+    """The versions true in the world at `valid_at` (open-ended ones, when None)."""
+    if valid_at is None:
+        return facts.c.valid_until.is_(None)
+    return and_(
+        facts.c.valid_from <= valid_at,
+        or_(facts.c.valid_until.is_(None), facts.c.valid_until > valid_at),
+    )
+
+
+def fact_rows(connection: Connection, statement: Select[Any]) -> list[FactRow]:
+    """Run a statement built on `_ROWS` and convert its rows."""
+    return [
+        msgspec.convert(row, FactRow, from_attributes=True) for row in connection.execute(statement)
+    ]
+
+
+def facts_about(
+    connection: Connection,
+    entity: str,
+    *,
+    valid_at: datetime | None = None,
+    known_at: datetime | None = None,
+    entity_type: str | None = None,
+) -> list[FactRow]:
+    """Believed facts with the named entity at either end (subject or object).
+
+    The name is looked up as `find_entities` does (exact, then prefix); an unknown name
+    gives an empty list.
+    """
+    found = find_entities(connection, entity, known_at=known_at, entity_type=entity_type)
+    ids = [m for row in found for m in (row.entity_id, *row.merged)]
+    return facts_of(connection, ids, valid_at=valid_at, known_at=known_at)
+
+
+def facts_of(
+    connection: Connection,
+    ids: Sequence[UUID],
+    *,
+    valid_at: datetime | None = None,
+    known_at: datetime | None = None,
+    edge_types: Sequence[str] = (),
+    edges_only: bool = False,
+) -> list[FactRow]:
+    """Believed facts touching any of `ids`, ordered by subject, relation and valid_from."""
+    found: dict[tuple[UUID, int], FactRow] = {}
+    for i in range(0, len(ids), _CHUNK):
+        part = list(ids[i : i + _CHUNK])
+        where = [
+            or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)),
+            facts.c.standing == "believed",
+            known(known_at),
+            valid(valid_at),
+        ]
+        if edge_types:
+            where.append(facts.c.edge_type.in_(list(edge_types)))
+        if edges_only:
+            where.append(facts.c.object_id.is_not(None))
+        for row in fact_rows(connection, _ROWS.where(*where)):
+            found[(row.fact_id, row.position)] = row
+    return sorted(found.values(), key=lambda r: (r.subject, r.relation, r.valid_from, r.position))
+
+
+def edge_history(
+    connection: Connection,
+    subject: str,
+    relations: Sequence[str],
+    *,
+    known_at: datetime | None = None,
+    limit: int = 100,
+) -> list[FactRow]:
+    """Every version of the subject's facts with these relations, newest valid_from first.
+
+    Superseded, historical, outranked and withdrawn versions are all listed, each in the
+    state the store holds (or held at `known_at`); `standing` says which is which.
+    """
+    found = find_entities(connection, subject, known_at=known_at)
+    if not found:
+        return []
+    groups = entity_groups(connection, [r.entity_id for r in found], known_at=known_at)
+    ids = [m for members in groups.values() for m in members]
+    statement = (
+        _ROWS.where(
+            facts.c.subject_id.in_(ids),
+            facts.c.relation.in_(list(relations)),
+            known(known_at),
+        )
+        .order_by(facts.c.valid_from.desc(), facts.c.position.desc())
+        .limit(limit)
+    )
+    return fact_rows(connection, statement)
+
+
+def slots_of(connection: Connection, ids: Sequence[UUID]) -> list[UUID]:
+    """Every slot with one of these entities as subject or object."""
+    slots: dict[UUID, None] = {}
+    for i in range(0, len(ids), _CHUNK):
+        part = list(ids[i : i + _CHUNK])
+        statement = (
+            select(facts.c.slot_id, func.min(facts.c.position))
+            .where(or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)))
+            .group_by(facts.c.slot_id)
+        )
+        slots.update((r[0], None) for r in connection.execute(statement))
+    return list(slots)

@@ -1,0 +1,92 @@
+"""What read-model queries return: frozen Structs, never live rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+import msgspec
+
+__all__ = ["EntityRow", "FactRow", "GraphStats", "Reached", "Subgraph"]
+
+
+class EntityRow(msgspec.Struct, frozen=True, kw_only=True):
+    """An entity as the read model knows it, with the names that resolve to it."""
+
+    entity_id: UUID
+    entity_type: str
+    canonical_name: str
+    name: str
+    summary: str | None
+    first_seen: datetime
+    last_seen: datetime
+    aliases: list[str] = []
+    merged: list[UUID] = []
+    """Entities merged forward into this one (their facts count as this entity's)."""
+
+
+class FactRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One fact version in one known state (see projections.graph for the two time axes)."""
+
+    fact_id: UUID
+    slot_id: UUID
+    subject_id: UUID
+    subject: str
+    relation: str
+    object_id: UUID | None
+    object: str | None
+    """The object entity's name, or the literal value, or None for a note about the subject."""
+    edge_type: str
+    fact: str
+    confidence: float
+    standing: str
+    """believed, alternative (outranked), withdrawn (retracted as never true) or archived."""
+    valid_from: datetime
+    valid_until: datetime | None
+    recorded_at: datetime
+    """When the store came to know the version in this state."""
+    expired_at: datetime | None
+    """When a later event changed that state (None: still what the store believes)."""
+    asserted_at: datetime
+    observed_at: datetime
+    supersedes: UUID | None
+    superseded_by: UUID | None
+    ref: str | None
+    actor: str | None
+    episode: str | None
+    position: int
+    """The log position of the event that gave the version this state."""
+
+    def sentence(self) -> str:
+        """`subject relation object` in one line."""
+        target = "" if self.object is None else f" {self.object}"
+        return f"{self.subject} {self.relation}{target}"
+
+
+class Reached(msgspec.Struct, frozen=True, kw_only=True):
+    """An entity reached by a traversal, and its hop distance from the start."""
+
+    entity_id: UUID
+    entity_type: str
+    name: str
+    hops: int
+
+
+class Subgraph(msgspec.Struct, frozen=True, kw_only=True):
+    """What a traversal found: the entities by distance and the edges between them."""
+
+    entities: list[Reached]
+    facts: list[FactRow]
+
+
+class GraphStats(msgspec.Struct, frozen=True, kw_only=True):
+    """Counts of the current-graph read model."""
+
+    entities: int
+    aliases: int
+    fact_versions: int
+    fact_states: int
+    current_facts: int
+    episodes: int
+    messages: int
+    position: int

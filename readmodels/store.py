@@ -1,0 +1,105 @@
+"""The read-model database: an SQLAlchemy engine over its own SQLite file, and its tracking rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, create_engine, event, insert, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
+
+from apexmem.events.errors import ApexmemError
+from apexmem.readmodels.tables import metadata, tracking
+
+__all__ = ["ReadModelStore", "dump", "tracked_position"]
+
+
+class ReadModelStore:
+    """Read models in one SQLite file (`readmodels.db`): throwaway, rebuilt from the log."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.engine = _engine(self.path)
+        metadata.create_all(self.engine)
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction holding the database's write lock from its start.
+
+        Everything read inside it (the tracking position first) is current, so two runners
+        cannot apply the same events: the second waits, then sees the first one's position.
+        """
+        try:
+            with self.engine.connect() as connection:
+                connection.execution_options(immediate=True)
+                with connection.begin():
+                    yield connection
+        except OperationalError as e:
+            raise ApexmemError(f"the read models in {self.path} are busy or unwritable: {e}") from e
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """One read transaction: every query inside it sees the same committed state."""
+        with self.engine.connect() as connection, connection.begin():
+            yield connection
+
+    def reset(self, connection: Connection) -> None:
+        """Drop and recreate every table inside the caller's transaction."""
+        for table in reversed(metadata.sorted_tables):
+            connection.exec_driver_sql(f'DROP TABLE IF EXISTS "{table.name}"')
+        metadata.create_all(connection)
+
+
+def tracked_position(connection: Connection, projection: str) -> int:
+    """The last log position applied to `projection` (0 when it has applied nothing)."""
+    found = connection.execute(
+        select(tracking.c.position).where(tracking.c.projection == projection)
+    ).scalar()
+    return int(found or 0)
+
+
+def set_position(connection: Connection, projection: str, position: int) -> None:
+    """Record that `projection` has applied the log up to `position` (same transaction)."""
+    done = connection.execute(
+        update(tracking).where(tracking.c.projection == projection).values(position=position)
+    )
+    if done.rowcount == 0:
+        connection.execute(insert(tracking).values(projection=projection, position=position))
+
+
+def dump(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table's rows in primary-key order: what "rebuild equals incremental" compares."""
+    tables: dict[str, list[tuple[Any, ...]]] = {}
+    for table in metadata.sorted_tables:
+        order = list(table.primary_key.columns) or list(table.columns)
+        rows = connection.execute(select(table).order_by(*order))
+        tables[table.name] = [tuple(r) for r in rows]
+    return tables
+
+
+def _engine(path: Path) -> Engine:
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's begin() emit BEGIN itself (pysqlite's own handling is off).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA cache_size=-65536")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        immediate = connection.get_execution_options().get("immediate", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine

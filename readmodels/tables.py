@@ -1,0 +1,162 @@
+"""The current-graph read model's tables (SQLAlchemy Core), portable to PostgreSQL.
+
+Times are stored as integer microseconds since the epoch (UTC): exact, ordered, indexable
+the same way on every backend. The column type refuses naive datetimes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Dialect,
+    Float,
+    Index,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+    Uuid,
+)
+
+from apexmem.events.timeutil import from_micros, require_aware, to_micros
+
+__all__ = [
+    "GRAPH",
+    "UtcMicros",
+    "aliases",
+    "entities",
+    "episodes",
+    "facts",
+    "mentions",
+    "messages",
+    "metadata",
+    "tracking",
+]
+
+GRAPH: Final = "graph"
+"""The tracking name of the current-graph projection."""
+
+
+class UtcMicros(TypeDecorator[datetime]):
+    """A timezone-aware datetime stored as integer microseconds since the Unix epoch (UTC)."""
+
+    impl = BigInteger
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> int | None:
+        """Aware datetime -> microseconds; a naive one is refused."""
+        if value is None:
+            return None
+        if isinstance(value, int):
+            return value
+        return to_micros(require_aware("time", value))
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        """Microseconds -> UTC datetime."""
+        return None if value is None else from_micros(value)
+
+
+metadata = MetaData()
+
+tracking = Table(
+    "tracking",
+    metadata,
+    Column("projection", String(64), primary_key=True),
+    Column("position", BigInteger, nullable=False),
+)
+
+entities = Table(
+    "entities",
+    metadata,
+    Column("entity_id", Uuid, primary_key=True),
+    Column("entity_type", String(32), nullable=False),
+    Column("canonical_name", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("summary", Text),
+    Column("first_seen", UtcMicros, nullable=False),
+    Column("last_seen", UtcMicros, nullable=False),
+    Column("merged_into", Uuid),
+    Column("merged_at", UtcMicros),
+    Column("archived_at", UtcMicros),
+    Column("position", BigInteger, nullable=False),
+)
+
+aliases = Table(
+    "aliases",
+    metadata,
+    Column("alias", Text, primary_key=True),
+    Column("entity_type", String(32), primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("entity_id", Uuid, nullable=False),
+    Column("recorded_at", UtcMicros, nullable=False),
+    Column("position", BigInteger, nullable=False),
+    Index("aliases_entity", "entity_id"),
+)
+
+facts = Table(
+    "facts",
+    metadata,
+    Column("fact_id", Uuid, primary_key=True),
+    Column("position", BigInteger, primary_key=True),
+    Column("slot_id", Uuid, nullable=False),
+    Column("subject_id", Uuid, nullable=False),
+    Column("relation", Text, nullable=False),
+    Column("object_id", Uuid),
+    Column("value", Text),
+    Column("edge_type", String(16), nullable=False),
+    Column("fact", Text, nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("standing", String(16), nullable=False),
+    Column("valid_from", UtcMicros, nullable=False),
+    Column("valid_until", UtcMicros),
+    Column("recorded_at", UtcMicros, nullable=False),
+    Column("expired_at", UtcMicros),
+    Column("asserted_at", UtcMicros, nullable=False),
+    Column("observed_at", UtcMicros, nullable=False),
+    Column("supersedes", Uuid),
+    Column("superseded_by", Uuid),
+    Column("ref", Text),
+    Column("actor", Text),
+    Column("episode", Text),
+    Index("facts_subject", "subject_id", "expired_at"),
+    Index("facts_object", "object_id", "expired_at"),
+    Index("facts_slot", "slot_id"),
+    Index("facts_open", "expired_at", "standing"),
+)
+
+episodes = Table(
+    "episodes",
+    metadata,
+    Column("episode_id", Uuid, primary_key=True),
+    Column("conversation", Text, nullable=False),
+    Column("started_at", UtcMicros, nullable=False),
+    Column("position", BigInteger, nullable=False),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column("message_id", Uuid, primary_key=True),
+    Column("episode_id", Uuid, nullable=False),
+    Column("speaker", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("at", UtcMicros, nullable=False),
+    Column("ref", Text),
+    Column("recorded_at", UtcMicros, nullable=False),
+    Column("position", BigInteger, nullable=False),
+    Index("messages_episode", "episode_id", "position"),
+)
+
+mentions = Table(
+    "mentions",
+    metadata,
+    Column("message_id", Uuid, primary_key=True),
+    Column("entity_id", Uuid, primary_key=True),
+    Column("recorded_at", UtcMicros, nullable=False),
+    Index("mentions_entity", "entity_id"),
+)

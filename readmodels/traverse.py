@@ -1,0 +1,78 @@
+"""Breadth-first traversal over believed edges, typed and on both time axes (digest 3.3, 2.8).
+
+Edges are undirected for reachability; a hop distance is the shortest undirected
+distance from the start. The result holds every edge whose two ends were both reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Final
+from uuid import UUID
+
+from sqlalchemy import Connection
+
+from apexmem.readmodels.entities import names_of
+from apexmem.readmodels.facts import facts_of
+from apexmem.readmodels.rows import Reached, Subgraph
+
+__all__ = ["MAX_FRONTIER", "MAX_VISITED", "traverse_from"]
+
+MAX_FRONTIER: Final = 300
+"""Nodes expanded per hop at most (the reference's bound)."""
+MAX_VISITED: Final = 499
+"""Entities in one result at most."""
+
+
+def traverse_from(
+    connection: Connection,
+    start: Sequence[UUID],
+    *,
+    max_hops: int = 2,
+    edge_types: Sequence[str] = (),
+    valid_at: datetime | None = None,
+    known_at: datetime | None = None,
+) -> Subgraph:
+    """Entities within `max_hops` of `start` over edges of `edge_types` (all when empty)."""
+    depth: dict[UUID, int] = dict.fromkeys(start, 0)
+    frontier = list(depth)
+    for hop in range(max_hops):
+        if not frontier:
+            break
+        edges = facts_of(
+            connection,
+            frontier[:MAX_FRONTIER],
+            valid_at=valid_at,
+            known_at=known_at,
+            edge_types=edge_types,
+            edges_only=True,
+        )
+        frontier = []
+        for edge in edges:
+            for node in (edge.subject_id, edge.object_id):
+                if node is not None and node not in depth:
+                    depth[node] = hop + 1
+                    frontier.append(node)
+    visited = list(depth)[:MAX_VISITED]
+    inside = set(visited)
+    edges = [
+        e
+        for e in facts_of(
+            connection,
+            visited,
+            valid_at=valid_at,
+            known_at=known_at,
+            edge_types=edge_types,
+            edges_only=True,
+        )
+        if e.subject_id in inside and e.object_id in inside
+    ]
+    names = names_of(connection, visited)
+    reached = [
+        Reached(entity_id=e, entity_type=names[e][1], name=names[e][0], hops=depth[e])
+        for e in visited
+        if e in names
+    ]
+    reached.sort(key=lambda r: (r.hops, r.name))
+    return Subgraph(entities=reached, facts=edges)

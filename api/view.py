@@ -17,6 +17,7 @@ from apexmem.readmodels import (
     FactRow,
     ReadModelStore,
     Subgraph,
+    all_entities,
     edge_history,
     facts_about,
     facts_of,
@@ -74,11 +75,18 @@ class View:
         return self.valid_at if isinstance(value, _Unset) else as_time("valid_at", value)
 
     def entities(
-        self, query: str, *, entity_type: str | None = None, limit: int = 20
+        self, query: str | None = None, *, entity_type: str | None = None, limit: int = 20
     ) -> list[EntityRow]:
-        """Entities named `query` (any case, aliases too), else those whose name starts with it."""
+        """Entities named `query` (any case, aliases too), else those whose name starts with it.
+
+        Without a query: every entity, in name order, up to `limit`.
+        """
         self._ready()
         with self._store.read() as connection:
+            if query is None:
+                return all_entities(
+                    connection, known_at=self.known_at, entity_type=entity_type, limit=limit
+                )
             return find_entities(
                 connection, query, known_at=self.known_at, entity_type=entity_type, limit=limit
             )
@@ -121,7 +129,7 @@ class View:
         """Entities within `max_hops` of `start` over believed edges (of `edge_types`, if given)."""
         if max_hops < 0:
             raise ValidationError("max_hops", max_hops, "must be 0 or more")
-        types = [parse_edge_type(f"edge_types[{i}]", t) for i, t in enumerate(edge_types)]
+        types = [parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(edge_types)]
         self._ready()
         when = self._valid(valid_at)
         with self._store.read() as connection:

@@ -1,0 +1,151 @@
+"""Random command sequences against a real memory: the read models stay equal to a rebuild,
+as-of views equal replays, and a single-valued slot never holds two versions at one time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+from uuid import UUID
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from sqlalchemy import select
+
+from apexmem import ApexmemError, Memory
+from apexmem.readmodels import FactRow, ReadModelStore, dump
+from apexmem.readmodels.tables import facts
+from apexmem.replay.runner import Runner
+
+PEOPLE: Final = ("Alice", "Bob Stone", "Carol")
+PLACES: Final = ("Acme", "Globex", "Initech", "Paris")
+SINGLE: Final = ("works_at", "lives_in")
+RELATIONS: Final = (*SINGLE, "uses", "knows")
+YEARS: Final = st.integers(min_value=2015, max_value=2026)
+MESSAGES: Final = st.text("abc xyz", min_size=1, max_size=20).filter(str.strip)
+
+
+def year(value: int) -> datetime:
+    """New Year's Day of `value`, UTC."""
+    return datetime(value, 1, 1, tzinfo=UTC)
+
+
+def comparable(rows: list[FactRow]) -> list[tuple[Any, ...]]:
+    """A fact list without `expired_at`, which a later state of the log fills in."""
+    return sorted(
+        (r.fact_id, r.position, r.object, r.confidence, r.standing, r.valid_from, r.valid_until)
+        for r in rows
+    )
+
+
+fact_fields = st.fixed_dictionaries(
+    {
+        "subject": st.sampled_from(PEOPLE),
+        "subject_type": st.just("person"),
+        "relation": st.sampled_from(RELATIONS),
+        "object": st.sampled_from(PLACES),
+        "object_type": st.just("organization"),
+        "valid_from": YEARS.map(year),
+        "confidence": st.sampled_from([0.5, 0.7, 0.9]),
+    }
+)
+
+
+class ReadModelMachine(RuleBasedStateMachine):
+    """Drives one memory with a hand-moved clock; a second read model is rebuilt to compare."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="apexmem-sm-"))
+        self.now = datetime(2030, 1, 1, tzinfo=UTC)
+        self.memory = Memory.open(self.root / "mem", clock=lambda: self.now)
+        self.rebuilt = ReadModelStore(self.root / "rebuilt.db")
+        self.facts: list[UUID] = []
+        self.moments: list[datetime] = [self.now]
+        self.replays = 0
+
+    @initialize(batch=st.lists(fact_fields, min_size=1, max_size=4))
+    def start(self, batch: list[dict[str, Any]]) -> None:
+        self.facts += [r.fact_id for r in self.memory.assert_facts(batch)]
+
+    @rule(fields=fact_fields)
+    def assert_one(self, fields: dict[str, Any]) -> None:
+        self.facts.append(self.memory.assert_fact(**fields).fact_id)
+
+    @rule(batch=st.lists(fact_fields, min_size=2, max_size=6))
+    def assert_many(self, batch: list[dict[str, Any]]) -> None:
+        self.facts += [r.fact_id for r in self.memory.assert_facts(batch)]
+
+    @precondition(lambda self: bool(self.facts))
+    @rule(data=st.data(), end=st.one_of(st.none(), YEARS.map(year)))
+    def retract(self, data: st.DataObject, end: datetime | None) -> None:
+        fact = data.draw(st.sampled_from(self.facts))
+        with suppress(ApexmemError):  # already withdrawn, or an end outside the version
+            self.memory.retract(fact, valid_until=end)
+
+    @rule(person=st.sampled_from(PEOPLE), alias=st.sampled_from(["Ally", "Bobby", "Caz"]))
+    def alias(self, person: str, alias: str) -> None:
+        self.memory.add_alias(entity=person, entity_type="person", alias=alias)
+
+    @rule(episode=st.sampled_from(["conv-1", "conv-2"]), text=MESSAGES)
+    def message(self, episode: str, text: str) -> None:
+        self.memory.record_message(episode=episode, speaker="user", text=text, at=self.now)
+
+    @rule(seconds=st.sampled_from([0, 0, 1, 5, 60]))
+    def tick(self, seconds: int) -> None:
+        self.now += timedelta(seconds=seconds)
+        self.moments.append(self.now)
+
+    @invariant()
+    def incremental_equals_rebuild(self) -> None:
+        with self.rebuilt.write() as connection:
+            self.rebuilt.reset(connection)
+        Runner(self.memory.log, self.rebuilt, batch_size=1 + len(self.facts) % 7).catch_up()
+        with self.memory.store.read() as mine, self.rebuilt.read() as theirs:
+            assert dump(mine) == dump(theirs)
+
+    @invariant()
+    def single_valued_slots_hold_one_version_at_a_time(self) -> None:
+        believed = select(facts.c.slot_id, facts.c.valid_from, facts.c.valid_until).where(
+            facts.c.expired_at.is_(None),
+            facts.c.standing == "believed",
+            facts.c.relation.in_(SINGLE),
+        )
+        with self.memory.store.read() as connection:
+            rows = connection.execute(believed.order_by(facts.c.slot_id, facts.c.valid_from)).all()
+        for before, after in itertools.pairwise(rows):
+            if before.slot_id == after.slot_id:
+                assert before.valid_until is not None and before.valid_until <= after.valid_from
+
+    @precondition(lambda self: self.replays < 3)
+    @rule(data=st.data())
+    def as_of_equals_replay(self, data: st.DataObject) -> None:
+        moment = data.draw(st.sampled_from(self.moments))
+        probe = data.draw(st.one_of(st.none(), YEARS.map(year)))
+        self.replays += 1
+        view = self.memory.as_of(known_at=moment)
+        with self.memory.replay(until=moment, into=self.root / f"past-{self.replays}") as past:
+            for person in PEOPLE:
+                assert comparable(view.facts_about(person, valid_at=probe)) == comparable(
+                    past.facts_about(person, valid_at=probe)
+                )
+                assert [e.entity_id for e in view.entities(person)] == [
+                    e.entity_id for e in past.entities(person)
+                ]
+
+    def teardown(self) -> None:
+        self.memory.close()
+        self.rebuilt.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+ReadModelMachine.TestCase.settings = settings(
+    settings.get_profile("ci"), max_examples=25, stateful_step_count=12
+)
+test_read_models_follow_the_log = ReadModelMachine.TestCase

@@ -204,9 +204,12 @@ class Memory:
         )
 
     def entities(
-        self, query: str, *, entity_type: str | None = None, limit: int = 20
+        self, query: str | None = None, *, entity_type: str | None = None, limit: int = 20
     ) -> list[EntityRow]:
-        """Entities named `query` (any case, aliases too), else those whose name starts with it."""
+        """Entities named `query` (any case, aliases too), else those whose name starts with it.
+
+        Without a query: every entity, in name order, up to `limit`.
+        """
         return self._now.entities(query, entity_type=entity_type, limit=limit)
 
     def facts_about(

@@ -1,6 +1,6 @@
 """Read models: the tables projected from the log and the questions they answer."""
 
-from apexmem.readmodels.entities import entity_groups, find_entities, names_of
+from apexmem.readmodels.entities import all_entities, entity_groups, find_entities, names_of
 from apexmem.readmodels.facts import edge_history, facts_about, facts_of, known, slots_of, valid
 from apexmem.readmodels.rows import EntityRow, FactRow, GraphStats, Reached, Subgraph
 from apexmem.readmodels.stats import graph_stats
@@ -14,6 +14,7 @@ __all__ = [
     "Reached",
     "ReadModelStore",
     "Subgraph",
+    "all_entities",
     "dump",
     "edge_history",
     "entity_groups",

@@ -18,7 +18,7 @@ from apexmem.domain.names import normalize
 from apexmem.readmodels.rows import EntityRow
 from apexmem.readmodels.tables import aliases, entities
 
-__all__ = ["entity_groups", "find_entities", "names_of"]
+__all__ = ["all_entities", "entity_groups", "find_entities", "names_of"]
 
 _PREFIX_END: Final = "\U0010ffff"
 
@@ -41,6 +41,33 @@ def find_entities(
         ids = _alias_owners(connection, prefix, known_at, entity_type, limit)
     groups = entity_groups(connection, ids, known_at=known_at)
     return _rows(connection, groups, known_at)
+
+
+def all_entities(
+    connection: Connection,
+    *,
+    known_at: datetime | None = None,
+    entity_type: str | None = None,
+    limit: int = 50,
+) -> list[EntityRow]:
+    """Entities in name order (merged ones inside the entity they were merged into)."""
+    statement = select(entities.c.entity_id)
+    if known_at is None:
+        statement = statement.where(entities.c.merged_into.is_(None))
+    else:
+        statement = statement.where(
+            entities.c.first_seen <= known_at,
+            or_(entities.c.merged_at.is_(None), entities.c.merged_at > known_at),
+        )
+    if entity_type is not None:
+        statement = statement.where(entities.c.entity_type == entity_type)
+    # Archived entities are left out by _rows; asking for a few extra keeps the page full.
+    statement = statement.order_by(
+        entities.c.canonical_name, entities.c.entity_type, entities.c.entity_id
+    ).limit(limit * 2)
+    ids = list(connection.execute(statement).scalars())
+    groups = entity_groups(connection, ids, known_at=known_at)
+    return _rows(connection, groups, known_at)[:limit]
 
 
 def entity_groups(

@@ -10,23 +10,17 @@ from typing import Any, TextIO
 
 import click
 
+from apexmem.cli.projection import project, rebuild, stats
+from apexmem.cli.query import entities, facts, traverse
+from apexmem.cli.state import State, no_entity
+from apexmem.cli.timetravel import diff, replay
 from apexmem.config import EVENTS_FILE, SETTINGS_FILE, home
-from apexmem.events.errors import ApexmemError
+from apexmem.domain.types import ENTITY_TYPES
+from apexmem.events.errors import ApexmemError, NotFoundError
 
 __all__ = ["cli", "main"]
 
 _DB_HELP = "Memory directory (default: $APEXMEM_HOME, else ~/.apexmem)."
-
-
-class _State:
-    def __init__(self, db: str | None, as_json: bool) -> None:
-        self.db = db
-        self.as_json = as_json
-
-    def open(self) -> Any:
-        from apexmem.memory import Memory
-
-        return Memory.open(home(self.db))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -39,12 +33,12 @@ def cli(ctx: click.Context, db: str | None, as_json: bool) -> None:
 
     Example: apexmem --db ./mem ingest facts.jsonl
     """
-    ctx.obj = _State(db, as_json)
+    ctx.obj = State(db, as_json)
 
 
 @cli.command()
 @click.pass_obj
-def init(state: _State) -> None:
+def init(state: State) -> None:
     """Create a memory directory with its log and a settings file.
 
     Example: apexmem --db ./mem init
@@ -57,8 +51,7 @@ def init(state: _State) -> None:
     settings_path = directory / SETTINGS_FILE
     if not settings_path.exists():
         settings_path.write_text(_settings_toml(Settings()), encoding="utf-8")
-    _say(
-        state,
+    state.say(
         {
             "directory": str(directory),
             "log": str(directory / EVENTS_FILE),
@@ -71,7 +64,7 @@ def init(state: _State) -> None:
 @cli.command()
 @click.argument("source", type=click.File("r", encoding="utf-8"), metavar="FILE|-")
 @click.pass_obj
-def ingest(state: _State, source: TextIO) -> None:
+def ingest(state: State, source: TextIO) -> None:
     """Apply JSON-lines commands (one per line, tagged by "op"); bad lines are reported.
 
     Good lines are kept; the exit status is 1 if any line failed.
@@ -130,7 +123,7 @@ def _with_progress(steps: Any, source: TextIO, size: int) -> None:
 @click.option("--limit", default=50, show_default=True, help="At most this many events.")
 @click.option("--tag", "tags", multiple=True, help="Only events with this tag (repeatable).")
 @click.pass_obj
-def log_command(state: _State, start: int, limit: int, tags: tuple[str, ...]) -> None:
+def log_command(state: State, start: int, limit: int, tags: tuple[str, ...]) -> None:
     """Show events of the log in position order.
 
     Example: apexmem log --tag fact-asserted.v1 --limit 20
@@ -151,21 +144,33 @@ def log_command(state: _State, start: int, limit: int, tags: tuple[str, ...]) ->
 @click.option("--fact", "fact", metavar="ID", help="A fact id: every event of its slot.")
 @click.option("--entity", "entity", metavar="NAME", help="An entity name: its own events.")
 @click.option(
-    "--type", "entity_type", default="concept", show_default=True, help="Entity type for --entity."
+    "--type",
+    "entity_type",
+    type=click.Choice(ENTITY_TYPES),
+    metavar="TYPE",
+    help="Entity type for --entity: person, organization, ... (default: any type).",
 )
 @click.option("--slot", "slot", metavar="ID", help="A slot id: every version of one fact.")
 @click.pass_obj
 def history(
-    state: _State, fact: str | None, entity: str | None, entity_type: str, slot: str | None
+    state: State, fact: str | None, entity: str | None, entity_type: str | None, slot: str | None
 ) -> None:
     """Every event of a fact's slot (or an entity), with positions, times and chain hashes.
+
+    An entity's history holds its own events, its names and every slot it is part of;
+    exit status 1 when no entity answers to NAME.
 
     Example: apexmem history --fact 111f8499-2f7e-5b3c-8be3-04a39a5120ed
     """
     from apexmem.cli.render import console, emit_json, history_table
 
     with state.open() as memory:
-        entries = memory.history(fact=fact, entity=entity, entity_type=entity_type, slot=slot)
+        try:
+            entries = memory.history(fact=fact, entity=entity, entity_type=entity_type, slot=slot)
+        except NotFoundError:
+            if entity is None:
+                raise
+            no_entity(entity, entity_type)
     if state.as_json:
         emit_json(entries)
     else:
@@ -174,7 +179,7 @@ def history(
 
 @cli.command()
 @click.pass_obj
-def verify(state: _State) -> None:
+def verify(state: State) -> None:
     """Recompute the hash chain; exit 1 and name the first bad position if it breaks.
 
     Example: apexmem --db ./mem verify
@@ -187,14 +192,14 @@ def verify(state: _State) -> None:
         else f"chain BROKEN at position {report.first_bad_position}: {report.reason} "
         f"({report.events_checked} events verified before it)"
     )
-    _say(state, report, text)
+    state.say(report, text)
     if not report.ok:
         sys.exit(1)
 
 
 @cli.command()
 @click.pass_obj
-def demo(state: _State) -> None:
+def demo(state: State) -> None:
     """Play a short story: facts learned, an employer change, a late fact, history, verify.
 
     Uses a fresh temporary directory unless --db is given.
@@ -215,7 +220,7 @@ def demo(state: _State) -> None:
         sys.exit(1)
 
 
-def _demo_printer(state: _State) -> Any:
+def _demo_printer(state: State) -> Any:
     from apexmem.cli.render import console, facts_table, history_table
 
     def say(kind: str, payload: Any) -> None:
@@ -235,15 +240,6 @@ def _demo_printer(state: _State) -> Any:
             )
 
     return say
-
-
-def _say(state: _State, value: Any, text: str) -> None:
-    from apexmem.cli.render import console, emit_json
-
-    if state.as_json:
-        emit_json(value)
-    else:
-        console.print(text, markup=False)
 
 
 def _settings_toml(settings: Any) -> str:
@@ -273,6 +269,10 @@ def _toml_section(name: str, values: dict[str, Any]) -> list[str]:
     for key, value in nested:
         lines += _toml_section(f"{name}.{key}", value)
     return lines
+
+
+for _command in (diff, entities, facts, project, rebuild, replay, stats, traverse):
+    cli.add_command(_command)
 
 
 def main() -> None:

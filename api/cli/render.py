@@ -15,17 +15,27 @@ from apexmem.events.entity import AliasClaimed, EntityObserved
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
 from apexmem.events.log import RecordedEvent
+from apexmem.readmodels.rows import EntityRow, FactRow, Reached
 from apexmem.replay.audit import HistoryEntry
+from apexmem.replay.diff import Diff
 from apexmem.replay.snapshot import FactView
+from apexmem.results import MemoryStats
 
 __all__ = [
     "console",
     "describe",
+    "diff_table",
     "emit_json",
+    "entities_table",
+    "errors",
+    "fact_rows_table",
     "facts_table",
     "history_table",
     "log_table",
+    "moment",
+    "reached_table",
     "short",
+    "stats_table",
     "summarize",
 ]
 
@@ -134,3 +144,105 @@ def facts_table(facts: list[FactView], title: str) -> Table:
             f.valid_until.date().isoformat() if f.valid_until else "",
         )
     return table
+
+
+def fact_rows_table(rows: Sequence[FactRow], title: str) -> Table:
+    """Fact versions from the read models: both time axes, and when the store learned each."""
+    table = Table(title=title, title_justify="left")
+    columns = ("subject", "relation", "object", "edge", "conf", "valid_from", "valid_until")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    table.add_column("recorded_at", overflow="fold")
+    table.add_column("fact", no_wrap=True)
+    for r in rows:
+        table.add_row(
+            r.subject,
+            r.relation,
+            r.object or "",
+            r.edge_type,
+            f"{r.confidence:.2f}",
+            _day(r.valid_from),
+            _day(r.valid_until) if r.valid_until else "",
+            moment(r.recorded_at),
+            short(r.fact_id),
+        )
+    return table
+
+
+def entities_table(rows: Sequence[EntityRow], title: str) -> Table:
+    """Entities with their type, the names that resolve to them and when they were first seen."""
+    table = Table(title=title, title_justify="left")
+    for column in ("name", "type", "aliases", "first_seen", "id"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        others = [a for a in r.aliases if a != r.name]
+        table.add_row(
+            r.name, r.entity_type, ", ".join(others), moment(r.first_seen), short(r.entity_id)
+        )
+    return table
+
+
+def reached_table(rows: Sequence[Reached], title: str) -> Table:
+    """Entities a traversal reached, nearest first."""
+    table = Table(title=title, title_justify="left")
+    for column in ("hops", "name", "type", "id"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        table.add_row(str(r.hops), r.name, r.entity_type, short(r.entity_id))
+    return table
+
+
+def diff_table(changes: Diff) -> Table:
+    """Every change of belief in a diff, in log order."""
+    since, until = moment(changes.since), moment(changes.until)
+    table = Table(
+        title=f"changes after {since} up to {until} (positions {changes.first}..{changes.last})",
+        title_justify="left",
+    )
+    for column in ("pos", "recorded_at", "change", "fact", "valid", "detail"):
+        table.add_column(column, overflow="fold")
+    every = sorted(
+        (*changes.asserted, *changes.superseded, *changes.retracted), key=lambda c: c.position
+    )
+    for c in every:
+        target = "" if c.object is None else f" {c.object}"
+        detail = f"by {short(c.detail[3:])}" if c.kind == "superseded" else c.detail
+        until_ = _day(c.valid_until) if c.valid_until else "open"
+        table.add_row(
+            str(c.position),
+            moment(c.recorded_at),
+            c.kind,
+            f"{c.subject} {c.relation}{target}",
+            f"{_day(c.valid_from)} -> {until_}",
+            detail,
+        )
+    return table
+
+
+def stats_table(stats: MemoryStats) -> Table:
+    """Counts and sizes, one per row."""
+    table = Table(title="memory", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    graph = stats.graph
+    rows = (
+        ("events", stats.events),
+        ("log bytes", stats.log_bytes),
+        ("read-model bytes", stats.readmodel_bytes),
+        ("projection lag", stats.projection_lag),
+        ("entities", graph.entities),
+        ("aliases", graph.aliases),
+        ("fact versions", graph.fact_versions),
+        ("fact states", graph.fact_states),
+        ("current facts", graph.current_facts),
+        ("episodes", graph.episodes),
+        ("messages", graph.messages),
+    )
+    for name, value in rows:
+        table.add_row(name, f"{value:,}")
+    return table
+
+
+def moment(value: datetime) -> str:
+    """A time to the second, UTC written as `Z`: short, and accepted back by every option."""
+    return value.isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -1,0 +1,58 @@
+"""What every command shares: the chosen directory, `--json`, and the way out for a missing name."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from apexmem.config import home
+
+if TYPE_CHECKING:
+    from apexmem.memory import Memory
+
+__all__ = ["State", "no_entity", "pass_state"]
+
+
+class State:
+    """The global options: `--db` and `--json`."""
+
+    def __init__(self, db: str | None, as_json: bool) -> None:
+        self.db = db
+        self.as_json = as_json
+
+    def open(self) -> Memory:
+        """The memory in the chosen directory (created if absent)."""
+        from apexmem.memory import Memory
+
+        return Memory.open(home(self.db))
+
+    def say(self, value: Any, text: str) -> None:
+        """`value` as JSON under `--json`, else `text` for people."""
+        from apexmem.cli.render import console, emit_json
+
+        if self.as_json:
+            emit_json(value)
+        else:
+            console.print(text, markup=False)
+
+
+pass_state = click.make_pass_decorator(State)
+"""Hands a command the State the group made."""
+
+
+def no_entity(
+    name: str, entity_type: str | None = None, known_at: datetime | None = None
+) -> NoReturn:
+    """Say that no entity answers to `name` (on stderr) and exit 1: a lookup, not an error."""
+    from apexmem.cli.render import errors, moment
+
+    text = f"no entity named {name!r}"
+    if entity_type is not None:
+        text += f" of type {entity_type}"
+    if known_at is not None:
+        text += f" known at {moment(known_at)}"
+    errors.print(text, markup=False)
+    sys.exit(1)

@@ -251,11 +251,13 @@ class Memory:
         self._ready()
         with self.store.read() as connection:
             graph = graph_stats(connection)
+        last = self.log.last_position()
         return MemoryStats(
-            events=self.log.last_position(),
+            events=self.log.count(),
+            last_position=last,
             log_bytes=_bytes(self.log.path),
             readmodel_bytes=_bytes(self.store.path),
-            projection_lag=max(0, self.log.last_position() - graph.position),
+            projection_lag=max(0, last - graph.position),
             graph=graph,
         )
 
@@ -286,6 +288,10 @@ class Memory:
         """
         moment = until if isinstance(until, int) else _required(until)
         position = moment if isinstance(moment, int) else self.log.position_at(moment)
+        if not 0 <= position <= self.log.last_position():
+            raise ValidationError(
+                "until", until, f"is not a position of this log (0..{self.log.last_position()})"
+            )
         target = copy_until(self.log, self.directory, Path(into), position=position, until=moment)
         replayed = Memory.open(target, settings=self.settings)
         replayed.runner.catch_up(progress=progress)
@@ -295,7 +301,9 @@ class Memory:
         """Facts asserted, superseded and retracted after `since` and up to `until`."""
         start, end = _required(since, "since"), _required(until, "until")
         if end < start:
-            raise ValidationError("until", end, f"is before since ({start})")
+            raise ValidationError(
+                "until", end.isoformat(), f"is before since ({start.isoformat()})"
+            )
         self._ready()
         with self.store.read() as connection:
             return diff(self.log, connection, start, end)
@@ -319,8 +327,13 @@ class Memory:
         An entity's history holds its own stream, the names it claimed and every slot it is
         the subject or the object of (merged entities included).
         """
-        if sum(x is not None for x in (fact, entity, slot)) != 1:
-            raise ValidationError("history", None, "needs exactly one of fact, entity or slot")
+        given = [k for k, v in (("fact", fact), ("entity", entity), ("slot", slot)) if v]
+        if len(given) != 1:
+            raise ValidationError(
+                "history",
+                ", ".join(given) or "nothing",
+                "given; pass exactly one of fact, entity, slot",
+            )
         if fact is not None:
             found = self.log.find(f"fact:{_uuid('fact', fact)}")
             if found is None:

@@ -86,6 +86,7 @@ class MemoryStats(msgspec.Struct, frozen=True, kw_only=True):
     """Counts and sizes of one memory: the log, the read models, and how far behind they are."""
 
     events: int
+    last_position: int
     log_bytes: int
     readmodel_bytes: int
     projection_lag: int

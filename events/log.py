@@ -155,8 +155,10 @@ class EventLog:
                 return repeated
         cursor.execute("SELECT recorded_at, chain FROM log_index ORDER BY position DESC LIMIT 1")
         row = cursor.fetchone()
-        last_micros, chain = (row[0], row[1]) if row else (0, GENESIS)
-        micros = max(to_micros(self._clock()), last_micros)
+        last_micros, chain = (row[0], row[1]) if row else (-1, GENESIS)
+        # Every append gets its own transaction time, even when the clock stalls or steps
+        # back: "known at S" then tells any two appends apart.
+        micros = max(to_micros(self._clock()), last_micros + 1)
         recorded_at = from_micros(micros)
         stored = [self._mapper.to_stored_event(_stamp(e, recorded_at)) for e in events]
         positions = list(self._recorder._insert_events(cursor, stored) or [])
@@ -260,6 +262,10 @@ class EventLog:
     def last_position(self) -> int:
         """The highest position written so far (0 for an empty log)."""
         return int(self._recorder.max_notification_id() or 0)
+
+    def count(self) -> int:
+        """How many events the log holds (positions may have gaps)."""
+        return int(self._query(f"SELECT COUNT(*) FROM {EVENTS_TABLE}")[0][0])
 
     def position_at(self, when: datetime) -> int:
         """The last position recorded at or before `when` (0 if none): the log as known then."""

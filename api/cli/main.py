@@ -46,8 +46,9 @@ def init(state: State) -> None:
     from apexmem.domain.settings import Settings
 
     directory = home(state.db)
-    with state.open():
-        pass
+    with state.open() as memory:
+        if memory.read_only is not None:
+            raise ApexmemError(f"{directory} is read-only: {memory.read_only}")
     settings_path = directory / SETTINGS_FILE
     if not settings_path.exists():
         settings_path.write_text(_settings_toml(Settings()), encoding="utf-8")
@@ -110,7 +111,9 @@ def _size(source: TextIO) -> int | None:
 def _with_progress(steps: Any, source: TextIO, size: int) -> None:
     from rich.progress import Progress
 
-    with Progress(transient=True) as progress:
+    from apexmem.cli.render import errors
+
+    with Progress(console=errors, transient=True) as progress:
         task = progress.add_task("ingesting", total=size)
         for _ in steps:
             progress.update(

@@ -227,6 +227,7 @@ def stats_table(stats: MemoryStats) -> Table:
     graph = stats.graph
     rows = (
         ("events", stats.events),
+        ("last position", stats.last_position),
         ("log bytes", stats.log_bytes),
         ("read-model bytes", stats.readmodel_bytes),
         ("projection lag", stats.projection_lag),

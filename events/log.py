@@ -263,6 +263,11 @@ class EventLog:
         """The highest position written so far (0 for an empty log)."""
         return int(self._recorder.max_notification_id() or 0)
 
+    def last_recorded_at(self) -> datetime | None:
+        """The transaction time of the latest append (None for an empty log)."""
+        rows = self._query("SELECT MAX(recorded_at) FROM log_index")
+        return None if rows[0][0] is None else from_micros(rows[0][0])
+
     def count(self) -> int:
         """How many events the log holds (positions may have gaps)."""
         return int(self._query(f"SELECT COUNT(*) FROM {EVENTS_TABLE}")[0][0])

@@ -90,6 +90,7 @@ def run_demo(memory: Memory, say: Any) -> dict[str, Any]:
         valid_from=_at(2024, 2, 1),
     )
     say("step", f"2. agent-9 says rust-lang uses cargo: {again.outcome} (same fact, via alias)")
+    before_move = memory.log.last_recorded_at()
     moved = memory.assert_fact(
         subject="Alice",
         subject_type="person",
@@ -116,7 +117,22 @@ def run_demo(memory: Memory, say: Any) -> dict[str, Any]:
         actor="agent-3",
     )
     say("step", f"4. a late report: Alice worked at Initech from 2018-09-01: {late.outcome}")
+    _time_travel(memory, before_move, say)
     return _report(memory, moved, say)
+
+
+def _time_travel(memory: Memory, before_move: datetime | None, say: Any) -> None:
+    def employers(facts: list[Any]) -> str:
+        found = [f.object for f in facts if f.relation == "works_at" and f.subject == "Alice"]
+        return ", ".join(str(name) for name in found) or "nobody"
+
+    say("step", "5. time travel, from the read models:")
+    say("step", f"   Alice's employer now: {employers(memory.facts_about('Alice'))}")
+    on = _at(2019, 6, 1)
+    say("step", f"   valid at 2019-06-01: {employers(memory.facts_about('Alice', valid_at=on))}")
+    if before_move is not None:
+        then = memory.as_of(known_at=before_move).facts_about("Alice")
+        say("step", f"   as the memory knew it before step 3: {employers(then)}")
 
 
 def _report(memory: Memory, moved: FactRef, say: Any) -> dict[str, Any]:

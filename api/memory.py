@@ -10,8 +10,6 @@ from types import TracebackType
 from typing import Any, TypeVar
 from uuid import UUID
 
-from sqlalchemy import select
-
 from apexmem.config import EVENTS_FILE, READMODELS_FILE, home, load_settings
 from apexmem.domain.commands import (
     AddAlias,
@@ -25,7 +23,6 @@ from apexmem.domain.commands import (
     SetDecayRate,
     build,
 )
-from apexmem.domain.identities import alias_id
 from apexmem.domain.settings import Settings
 from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 from apexmem.events.log import EventLog, RecordedEvent
@@ -35,12 +32,9 @@ from apexmem.readmodels import (
     FactRow,
     ReadModelStore,
     Subgraph,
-    find_entities,
     graph_stats,
-    slots_of,
 )
-from apexmem.readmodels.tables import aliases
-from apexmem.replay.audit import HistoryEntry, history_of
+from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
 from apexmem.replay.diff import Diff, diff
 from apexmem.replay.runner import CatchUp, Progress, Runner
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
@@ -347,15 +341,10 @@ class Memory:
     def _entity_streams(self, name: str, entity_type: str | None) -> list[UUID]:
         self._ready()
         with self.store.read() as connection:
-            found = find_entities(connection, name, entity_type=entity_type)
-            if not found:
-                raise NotFoundError(f"entity: no entity named {name!r}")
-            ids = [m for row in found for m in (row.entity_id, *row.merged)]
-            names = connection.execute(
-                select(aliases.c.entity_type, aliases.c.alias).where(aliases.c.entity_id.in_(ids))
-            ).all()
-            slots = slots_of(connection, ids)
-        return [*ids, *(alias_id(t, a) for t, a in names), *slots]
+            streams = entity_streams(connection, name, entity_type=entity_type)
+        if not streams:
+            raise NotFoundError(f"entity: no entity named {name!r}")
+        return streams
 
     def events(
         self, *, start: int = 1, stop: int | None = None, tags: Sequence[str] = ()

@@ -7,10 +7,14 @@ from typing import Any
 from uuid import UUID
 
 import msgspec
+from sqlalchemy import Connection, select
 
+from apexmem.domain.identities import alias_id
 from apexmem.events.log import EventLog, RecordedEvent
+from apexmem.readmodels import find_entities, slots_of
+from apexmem.readmodels.tables import aliases
 
-__all__ = ["HistoryEntry", "history_of"]
+__all__ = ["HistoryEntry", "entity_streams", "history_of"]
 
 
 class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -26,6 +30,23 @@ class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True):
     cause: str | None
     chain: str
     data: Any
+
+
+def entity_streams(
+    connection: Connection, name: str, *, entity_type: str | None = None
+) -> list[UUID]:
+    """The streams of an entity's history: its own (and merged ones'), its names, its slots.
+
+    Empty when no entity has that name.
+    """
+    found = find_entities(connection, name, entity_type=entity_type)
+    ids = [m for row in found for m in (row.entity_id, *row.merged)]
+    if not ids:
+        return []
+    names = connection.execute(
+        select(aliases.c.entity_type, aliases.c.alias).where(aliases.c.entity_id.in_(ids))
+    ).all()
+    return [*ids, *(alias_id(t, a) for t, a in names), *slots_of(connection, ids)]
 
 
 def history_of(log: EventLog, streams: list[UUID]) -> list[HistoryEntry]:

@@ -216,18 +216,27 @@ class EventLog:
                 raise
 
     def read(
-        self, *, start: int = 1, stop: int | None = None, tags: Sequence[str] = ()
+        self,
+        *,
+        start: int = 1,
+        stop: int | None = None,
+        tags: Sequence[str] = (),
+        limit: int | None = None,
     ) -> Iterator[RecordedEvent]:
-        """Events in position order from `start` to `stop` (inclusive), optionally by tag."""
-        position = start
-        while True:
-            chunk = self._recorder.select_notifications(
-                position, _READ_CHUNK, stop=stop, topics=tags
-            )
+        """Events in position order from `start` to `stop` (inclusive), optionally by tag.
+
+        `limit` caps how many are read (and decoded) in all.
+        """
+        position, left = start, limit
+        while left is None or left > 0:
+            size = _READ_CHUNK if left is None else min(_READ_CHUNK, left)
+            chunk = self._recorder.select_notifications(position, size, stop=stop, topics=tags)
             if not chunk:
                 return
             yield from self._recorded(chunk)
             position = chunk[-1].id + 1
+            if left is not None:
+                left -= len(chunk)
 
     def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]:
         """Every event of one stream after `after_version`, oldest first."""

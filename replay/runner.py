@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from itertools import islice
 from typing import Final
 
 import msgspec
@@ -55,18 +54,27 @@ class Runner:
         """How many positions the projection is behind the log."""
         return max(0, self._log.last_position() - self.position())
 
-    def catch_up(self, *, until: int | None = None, progress: Progress | None = None) -> CatchUp:
-        """Apply every event up to `until` (default: the end of the log) not yet applied."""
+    def catch_up(
+        self,
+        *,
+        until: int | None = None,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> CatchUp:
+        """Apply every event up to `until` (default: the end of the log) not yet applied.
+
+        `should_stop` is asked between batches; a true answer ends the catch-up early.
+        """
         target = self._log.last_position() if until is None else until
         applied = batches = 0
         position = self.position()
-        while position < target:
+        while position < target and not (should_stop is not None and should_stop()):
             with self._store.write() as connection:
                 position = tracked_position(connection, GRAPH)
                 if position >= target:
                     break
                 events = list(
-                    islice(self._log.read(start=position + 1, stop=target), self._batch_size)
+                    self._log.read(start=position + 1, stop=target, limit=self._batch_size)
                 )
                 changes: list[Change] = []
                 for e in events:
@@ -93,7 +101,7 @@ class Runner:
         """Keep catching up until `should_stop()`; poll with backoff while the log is idle."""
         idle = 0.05
         while not should_stop():
-            done = self.catch_up(progress=progress)
+            done = self.catch_up(progress=progress, should_stop=should_stop)
             if done.events:
                 idle = 0.05
                 if on_batch is not None:

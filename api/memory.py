@@ -265,6 +265,7 @@ class Memory:
         """Drop the read models and project the whole log again (deterministic)."""
         with self.store.write() as connection:
             self.store.reset(connection)
+        self.runner.forget()
         _logger.info("readmodels.dropped", directory=str(self.directory))
         return self.runner.catch_up(progress=progress)
 

@@ -44,11 +44,18 @@ class Runner:
         self._log = log
         self._store = store
         self._batch_size = batch_size
+        self._seen = 0
+        """The highest position this runner saw applied: below it, nothing needs a look."""
 
     def position(self) -> int:
         """The last log position the projection has applied."""
         with self._store.read() as connection:
-            return tracked_position(connection, GRAPH)
+            self._seen = tracked_position(connection, GRAPH)
+        return self._seen
+
+    def forget(self) -> None:
+        """The read models were dropped: look at the tracked position again."""
+        self._seen = 0
 
     def lag(self) -> int:
         """How many positions the projection is behind the log."""
@@ -67,10 +74,11 @@ class Runner:
         """
         target = self._log.last_position() if until is None else until
         applied = batches = 0
-        position = self.position()
+        # A lower bound: the write transaction below reads the real position.
+        position = self._seen
         while position < target and not (should_stop is not None and should_stop()):
             with self._store.write() as connection:
-                position = tracked_position(connection, GRAPH)
+                position = self._seen = tracked_position(connection, GRAPH)
                 if position >= target:
                     break
                 events = list(
@@ -86,7 +94,7 @@ class Runner:
                 set_position(connection, GRAPH, reached)
             applied += len(events)
             batches += 1
-            position = reached
+            position = self._seen = reached
             if progress is not None:
                 progress(position, target)
         return CatchUp(events=applied, batches=batches, position=position, target=target)

@@ -7,16 +7,30 @@ batch or in many gives the same rows, which the rebuild property test checks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from functools import partial
+from operator import itemgetter
+from typing import Any, Final, NamedTuple
 from uuid import UUID
 
-from sqlalchemy import Connection, and_, bindparam, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Dialect,
+    UpdateBase,
+    Uuid,
+    and_,
+    bindparam,
+    insert,
+    select,
+    type_coerce,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.types import NullType
 
 from apexmem.projections.graph import Change, Insert, Revise, Touch
-from apexmem.readmodels.tables import entities, facts, metadata
+from apexmem.readmodels.tables import UtcMicros, entities, facts, metadata, stored_micros
 
 __all__ = ["apply_changes"]
 
@@ -48,20 +62,28 @@ def apply_changes(connection: Connection, changes: Sequence[Change]) -> None:
 
 
 def _load_open_facts(connection: Connection, changes: Sequence[Change], batch: _Batch) -> None:
-    """The open rows of versions revised by this batch but inserted by an earlier one."""
+    """The open rows of versions revised by this batch but inserted by an earlier one.
+
+    Their columns stay as the driver returned them (ids and times included): they are
+    only copied into the next version's row and written back, which `_compile` allows for.
+    """
     created = {c.row["fact_id"] for c in changes if isinstance(c, Insert) and c.table == "facts"}
     wanted = list({c.fact_id for c in changes if isinstance(c, Revise)} - created)
     for i in range(0, len(wanted), 500):
-        rows = connection.execute(
-            select(facts).where(
-                facts.c.fact_id.in_(wanted[i : i + 500]), facts.c.expired_at.is_(None)
-            )
-        )
-        for row in rows:
-            batch.open_facts[row.fact_id] = {
-                **{str(k): v for k, v in row._mapping.items()},
-                "_stored": True,
-            }
+        for fact_id, *values in connection.execute(_OPEN_ROWS, {"ids": wanted[i : i + 500]}):
+            row = dict(zip(_FACT_COLUMNS, values, strict=True))
+            row["_stored"] = True
+            batch.open_facts[fact_id] = row
+
+
+_FACT_COLUMNS: Final = [c.name for c in facts.c]
+_OPEN_ROWS: Final = select(
+    facts.c.fact_id, *(type_coerce(c, NullType()).label(c.name) for c in facts.c)
+).where(
+    facts.c.fact_id.in_(bindparam("ids", expanding=True)),
+    facts.c.expired_at.is_(None),
+)
+"""The open rows of some fact versions, each column as stored (the id as a UUID)."""
 
 
 def _insert(batch: _Batch, change: Insert) -> None:
@@ -115,30 +137,115 @@ def _touch(batch: _Batch, change: Touch) -> None:
 
 def _flush(connection: Connection, batch: _Batch) -> None:
     if batch.expired:
-        connection.execute(
-            update(facts)
-            .where(
-                and_(
-                    facts.c.fact_id == bindparam("b_fact_id"),
-                    facts.c.position == bindparam("b_position"),
-                )
-            )
-            .values(expired_at=bindparam("b_expired_at")),
-            batch.expired,
-        )
+        _execute_many(connection, "expire", _expire_statement, batch.expired)
     for name, rows in batch.inserts.items():
-        statement = insert(_TABLES[name])
-        if name == "mentions":  # a message may name the same entity in several events
-            statement = _ignoring_duplicates(connection, name)
-        connection.execute(statement, rows)
+        _execute_many(connection, name, partial(_insert_statement, connection, name), rows)
     by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for entity_id, values in batch.touched.items():
         row = {"b_id": entity_id, **{f"v_{k}": v for k, v in values.items()}}
         by_columns.setdefault(tuple(sorted(values)), []).append(row)
     for columns, rows in by_columns.items():
-        connection.execute(
-            update(entities)
-            .where(entities.c.entity_id == bindparam("b_id"))
-            .values({c: bindparam(f"v_{c}") for c in columns}),
-            rows,
+        _execute_many(connection, columns, partial(_touch_statement, columns), rows)
+
+
+def _expire_statement() -> UpdateBase:
+    return (
+        update(facts)
+        .where(
+            and_(
+                facts.c.fact_id == bindparam("b_fact_id"),
+                facts.c.position == bindparam("b_position"),
+            )
         )
+        .values(expired_at=bindparam("b_expired_at"))
+    )
+
+
+def _insert_statement(connection: Connection, name: str) -> UpdateBase:
+    statement: UpdateBase = insert(_TABLES[name])
+    if name == "mentions":  # a message may name the same entity in several events
+        statement = _ignoring_duplicates(connection, name)
+    return statement
+
+
+def _touch_statement(columns: tuple[str, ...]) -> UpdateBase:
+    return (
+        update(entities)
+        .where(entities.c.entity_id == bindparam("b_id"))
+        .values({c: bindparam(f"v_{c}") for c in columns})
+    )
+
+
+class _Compiled(NamedTuple):
+    sql: str
+    names: tuple[str, ...]
+    values: Callable[[dict[str, Any]], tuple[Any, ...]]
+    """A row's values in the order of `names`."""
+    positional: bool
+    converters: tuple[tuple[int, Callable[[Any], Any]], ...]
+    """(index in `names`, its type's bind processor) for each parameter that has one."""
+    times: tuple[int, ...]
+    """Indexes in `names` of the UtcMicros parameters."""
+
+
+_compiled: dict[tuple[str, Hashable], _Compiled] = {}
+
+
+def _execute_many(
+    connection: Connection,
+    key: Hashable,
+    build: Callable[[], UpdateBase],
+    rows: list[dict[str, Any]],
+) -> None:
+    """executemany of the statement `build()` makes, its values converted here, by column.
+
+    `connection.execute(statement, rows)` does SQLAlchemy's per-row work (a parameter dict
+    and a type-processor call per value), which took longer than SQLite's own inserts on a
+    catch-up; here the statement is compiled once per dialect, each column that needs it is
+    mapped through its type's bind processor, and the driver gets plain tuples.
+    """
+    if not rows:
+        return
+    dialect = connection.dialect
+    compiled = _compiled.get((dialect.name, key))
+    if compiled is None:
+        compiled = _compiled[(dialect.name, key)] = _compile(build(), dialect)
+    columns: list[Iterable[Any]] = list(zip(*map(compiled.values, rows), strict=True))
+    for i, convert in compiled.converters:
+        columns[i] = map(convert, columns[i])
+    for i in compiled.times:
+        # Few distinct times per batch (one transaction time per append, among others),
+        # and datetimes hash in C: each distinct one is converted once.
+        distinct = set(columns[i])
+        stored = dict(zip(distinct, map(stored_micros, distinct), strict=True))
+        columns[i] = map(stored.__getitem__, columns[i])
+    params: list[Any] = list(zip(*columns, strict=True))
+    if not compiled.positional:
+        params = [dict(zip(compiled.names, values, strict=True)) for values in params]
+    connection.exec_driver_sql(compiled.sql, params)
+
+
+def _compile(statement: UpdateBase, dialect: Dialect) -> _Compiled:
+    compiled = statement.compile(dialect=dialect)
+    names = tuple(compiled.positiontup or compiled.binds)
+    converters: list[tuple[int, Callable[[Any], Any]]] = []
+    times: list[int] = []
+    for i, name in enumerate(names):
+        kind = compiled.binds[name].type
+        if isinstance(kind, UtcMicros):  # stored_micros also passes stored values through
+            times.append(i)
+        elif (process := kind.dialect_impl(dialect).bind_processor(dialect)) is not None:
+            converters.append((i, _uuid_or_stored(process) if isinstance(kind, Uuid) else process))
+    values = itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+    return _Compiled(
+        compiled.string, names, values, compiled.positional, tuple(converters), tuple(times)
+    )
+
+
+def _uuid_or_stored(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A Uuid bind processor that passes values already in stored form (loaded rows) through."""
+
+    def convert(value: Any) -> Any:
+        return process(value) if isinstance(value, UUID) else value
+
+    return convert

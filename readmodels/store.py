@@ -5,16 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import Connection, create_engine, event, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.schema import CreateIndex, DropIndex
 
 from apexmem.events.errors import ApexmemError
 from apexmem.readmodels.tables import metadata, tracking
 
 __all__ = ["ReadModelStore", "dump", "tracked_position"]
+
+_INDEXES: Final = sorted(
+    (index for table in metadata.sorted_tables for index in table.indexes),
+    key=lambda index: str(index.name),
+)
+"""The secondary indexes (primary keys and unique constraints are part of their tables)."""
 
 
 class ReadModelStore:
@@ -24,6 +31,8 @@ class ReadModelStore:
         self.path = Path(path)
         self.engine = _engine(self.path)
         metadata.create_all(self.engine)
+        with self.engine.begin() as connection:  # a bulk load cut short leaves them out
+            self.create_indexes(connection)
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -49,6 +58,19 @@ class ReadModelStore:
         """One read transaction: every query inside it sees the same committed state."""
         with self.engine.connect() as connection, connection.begin():
             yield connection
+
+    def drop_indexes(self, connection: Connection) -> None:
+        """Drop every secondary index, inside the caller's transaction (see create_indexes)."""
+        for index in _INDEXES:
+            connection.execute(DropIndex(index, if_exists=True))
+
+    def create_indexes(self, connection: Connection) -> None:
+        """Create every secondary index that is missing, inside the caller's transaction.
+
+        A bulk load into empty tables drops them first and builds them once at its end.
+        """
+        for index in _INDEXES:
+            connection.execute(CreateIndex(index, if_not_exists=True))
 
     def reset(self, connection: Connection) -> None:
         """Drop and recreate every table inside the caller's transaction."""
@@ -95,6 +117,10 @@ def _engine(path: Path) -> Engine:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA cache_size=-65536")
+        # Checkpoint the WAL every ~40 MB, not every 4 MB: a catch-up commits a batch every
+        # few hundred milliseconds, and frequent checkpoints copied the same pages back into
+        # the database file over and over (about a tenth of a catch-up's time).
+        cursor.execute("PRAGMA wal_autocheckpoint=10000")
         cursor.close()
 
     @event.listens_for(engine, "begin")

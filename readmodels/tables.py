@@ -6,7 +6,7 @@ the same way on every backend. The column type refuses naive datetimes.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from sqlalchemy import (
@@ -23,7 +23,7 @@ from sqlalchemy import (
     Uuid,
 )
 
-from apexmem.events.timeutil import from_micros, require_aware, to_micros
+from apexmem.events.timeutil import EPOCH, from_micros, require_aware, to_micros
 
 __all__ = [
     "GRAPH",
@@ -35,11 +35,29 @@ __all__ = [
     "mentions",
     "messages",
     "metadata",
+    "stored_micros",
     "tracking",
 ]
 
+_MICROSECOND: Final = timedelta(microseconds=1)
+
 GRAPH: Final = "graph"
 """The tracking name of the current-graph projection."""
+
+
+def stored_micros(value: Any) -> int | None:
+    """What a UtcMicros column stores for `value`: microseconds since the epoch, or None.
+
+    A naive datetime is refused. Times already in UTC (every time decoded from the log)
+    skip the conversion: this runs for every time written by a catch-up.
+    """
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, datetime) and value.tzinfo is UTC:
+        return (value - EPOCH) // _MICROSECOND
+    return to_micros(require_aware("time", value))
 
 
 class UtcMicros(TypeDecorator[datetime]):
@@ -50,11 +68,7 @@ class UtcMicros(TypeDecorator[datetime]):
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> int | None:
         """Aware datetime -> microseconds; a naive one is refused."""
-        if value is None:
-            return None
-        if isinstance(value, int):
-            return value
-        return to_micros(require_aware("time", value))
+        return stored_micros(value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         """Microseconds -> UTC datetime."""
@@ -126,7 +140,6 @@ facts = Table(
     Index("facts_subject", "subject_id", "expired_at"),
     Index("facts_object", "object_id", "expired_at"),
     Index("facts_slot", "slot_id"),
-    Index("facts_open", "expired_at", "standing"),
 )
 
 episodes = Table(

@@ -1,1 +1,0 @@
-/work/main/api/cli/__init__.py

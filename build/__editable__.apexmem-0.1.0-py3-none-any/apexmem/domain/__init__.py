@@ -1,1 +1,0 @@
-/work/main/domain/__init__.py

@@ -1,1 +1,0 @@
-/work/main/domain/deciders.py

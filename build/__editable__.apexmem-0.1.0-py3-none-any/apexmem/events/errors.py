@@ -1,1 +1,0 @@
-/work/main/events/errors.py

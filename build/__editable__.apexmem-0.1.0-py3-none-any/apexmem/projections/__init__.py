@@ -1,1 +1,0 @@
-/work/main/projections/__init__.py

@@ -1,1 +1,0 @@
-/work/main/readmodels/__init__.py

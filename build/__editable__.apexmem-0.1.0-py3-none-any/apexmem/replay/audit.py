@@ -1,1 +1,0 @@
-/work/main/replay/audit.py

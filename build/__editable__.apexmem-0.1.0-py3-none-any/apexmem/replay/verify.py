@@ -1,1 +1,0 @@
-/work/main/replay/verify.py

@@ -1,1 +1,0 @@
-/work/main/api/writer.py

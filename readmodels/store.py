@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-from sqlalchemy import Connection, create_engine, event, insert, select, update
+from sqlalchemy import Connection, bindparam, create_engine, event, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.schema import CreateIndex, DropIndex
@@ -79,21 +79,27 @@ class ReadModelStore:
         metadata.create_all(connection)
 
 
+# Built once: both run in every projection transaction, after every inline write.
+_POSITION: Final = select(tracking.c.position).where(tracking.c.projection == bindparam("name"))
+_MOVE: Final = (
+    update(tracking)
+    .where(tracking.c.projection == bindparam("name"))
+    .values(position=bindparam("reached"))
+)
+_START: Final = insert(tracking).values(projection=bindparam("name"), position=bindparam("reached"))
+
+
 def tracked_position(connection: Connection, projection: str) -> int:
     """The last log position applied to `projection` (0 when it has applied nothing)."""
-    found = connection.execute(
-        select(tracking.c.position).where(tracking.c.projection == projection)
-    ).scalar()
+    found = connection.execute(_POSITION, {"name": projection}).scalar()
     return int(found or 0)
 
 
 def set_position(connection: Connection, projection: str, position: int) -> None:
     """Record that `projection` has applied the log up to `position` (same transaction)."""
-    done = connection.execute(
-        update(tracking).where(tracking.c.projection == projection).values(position=position)
-    )
+    done = connection.execute(_MOVE, {"name": projection, "reached": position})
     if done.rowcount == 0:
-        connection.execute(insert(tracking).values(projection=projection, position=position))
+        connection.execute(_START, {"name": projection, "reached": position})
 
 
 def dump(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:

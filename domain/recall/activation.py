@@ -1,0 +1,182 @@
+"""SYNAPSE spreading activation (digest section 4) over an abstract graph.
+
+The graph comes in as a function from entity ids to the edges touching them, so the
+algorithm is pure: no storage, no clock (the caller passes `now` and an `out_of_time`
+check for the time budget). Invariants, numbered as in the seeds:
+
+- SA-INV-01 seeds under the activation threshold are dropped; the others are anchors;
+- SA-INV-02 spread = score * decay_lambda * evolved_weight * recency * type weight;
+- SA-INV-03 lateral inhibition checks both the activation map and this hop's next map;
+- SA-INV-04 after each hop at most `max_activated_nodes` nodes are kept (top by score);
+- SA-INV-05 recency uses the same formula and rate as `score_with_decay`;
+- SA-INV-06 converging paths add up, clamped at 1;
+- SA-INV-07 the time budget ends the spread early with what it has, marked as cut short;
+- SA-INV-08 an edge-type filter restricts every edge walked, as typed BFS does;
+- SA-INV-09 edges are asked for in chunks of at most 490 ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Final
+from uuid import UUID
+
+import msgspec
+
+from apexmem.domain.recall.scoring import EDGE_TYPE_WEIGHTS, evolved_weight, recency_weight
+
+__all__ = [
+    "CHUNK_IDS",
+    "Activated",
+    "ActivationParams",
+    "ActivationResult",
+    "Edge",
+    "EdgesOf",
+    "spread",
+]
+
+CHUNK_IDS: Final = 490
+
+
+class Edge(msgspec.Struct, frozen=True, kw_only=True):
+    """A believed edge between two entities, with what the spread weighs it by."""
+
+    edge_id: UUID
+    source: UUID
+    target: UUID
+    edge_type: str
+    confidence: float
+    retrieval_count: float = 0.0
+    valid_from: datetime | None = None
+
+
+class ActivationParams(msgspec.Struct, frozen=True, kw_only=True):
+    """The `[memory.graph.spreading_activation]` numbers the spread needs."""
+
+    decay_lambda: float = 0.85
+    max_hops: int = 3
+    activation_threshold: float = 0.1
+    inhibition_threshold: float = 0.8
+    max_activated_nodes: int = 50
+    temporal_decay_rate: float = 0.0
+    type_weights: Mapping[str, float] = msgspec.field(
+        default_factory=lambda: dict(EDGE_TYPE_WEIGHTS)
+    )
+
+
+class Activated(msgspec.Struct, frozen=True):
+    """A node's final activation and the hop at which it last rose."""
+
+    entity_id: UUID
+    activation: float
+    depth: int
+
+
+class ActivationResult(msgspec.Struct, frozen=True, kw_only=True):
+    """Activated nodes (strongest first) and the edges between active nodes."""
+
+    nodes: list[Activated]
+    facts: list[tuple[Edge, float]]
+    """Each edge once, with the higher activation of its two ends, strongest first."""
+    cut_short: bool = False
+
+
+EdgesOf = Callable[[Sequence[UUID]], Sequence[Edge]]
+"""The believed edges touching any of these entities."""
+
+
+def spread(
+    seeds: Mapping[UUID, float],
+    edges_of: EdgesOf,
+    params: ActivationParams,
+    *,
+    now: datetime,
+    edge_types: Sequence[str] = (),
+    out_of_time: Callable[[], bool] = lambda: False,
+) -> ActivationResult:
+    """Spread activation from `seeds` (id -> score) for up to `max_hops` hops."""
+    threshold = params.activation_threshold
+    activation = {n: (s, 0) for n, s in seeds.items() if s >= threshold}
+    found: dict[UUID, tuple[Edge, float]] = {}
+    cut_short = False
+    for hop in range(params.max_hops):
+        if out_of_time():
+            cut_short = True
+            break
+        active = {n: s for n, (s, _) in activation.items() if s >= threshold}
+        if not active:
+            break
+        edges = _edges(edges_of, list(active), edge_types)
+        following = _next(active, activation, edges, params, now)
+        for node, value in following.items():
+            if node not in activation or value > activation[node][0]:
+                activation[node] = (value, hop + 1)
+        activation = _pruned(activation, params.max_activated_nodes)
+        _collect(edges, activation, threshold, found)
+    nodes = [Activated(n, s, d) for n, (s, d) in activation.items() if s >= threshold]
+    nodes.sort(key=lambda a: (-a.activation, a.depth, a.entity_id))
+    facts = sorted(found.values(), key=lambda f: (-f[1], f[0].edge_id))
+    return ActivationResult(nodes=nodes, facts=facts, cut_short=cut_short)
+
+
+def _edges(edges_of: EdgesOf, ids: list[UUID], edge_types: Sequence[str]) -> list[Edge]:
+    wanted = set(edge_types)
+    edges: dict[UUID, Edge] = {}
+    for i in range(0, len(ids), CHUNK_IDS):
+        for edge in edges_of(ids[i : i + CHUNK_IDS]):
+            if not wanted or edge.edge_type in wanted:
+                edges[edge.edge_id] = edge
+    return [edges[k] for k in sorted(edges)]
+
+
+def _next(
+    active: dict[UUID, float],
+    activation: dict[UUID, tuple[float, int]],
+    edges: list[Edge],
+    params: ActivationParams,
+    now: datetime,
+) -> dict[UUID, float]:
+    following: dict[UUID, float] = {}
+    inhibition = params.inhibition_threshold
+    for edge in edges:
+        weight = (
+            params.decay_lambda
+            * evolved_weight(edge.retrieval_count, edge.confidence)
+            * recency_weight(edge.valid_from, now, params.temporal_decay_rate)
+            * params.type_weights.get(edge.edge_type, 1.0)
+        )
+        for node, neighbour in ((edge.source, edge.target), (edge.target, edge.source)):
+            if node not in active or node == neighbour:
+                continue
+            if activation.get(neighbour, (0.0, 0))[0] >= inhibition:
+                continue
+            if following.get(neighbour, 0.0) >= inhibition:
+                continue
+            amount = active[node] * weight
+            if amount < params.activation_threshold:
+                continue
+            following[neighbour] = min(following.get(neighbour, 0.0) + amount, 1.0)
+    return following
+
+
+def _pruned(activation: dict[UUID, tuple[float, int]], limit: int) -> dict[UUID, tuple[float, int]]:
+    if len(activation) <= limit:
+        return activation
+    ranked = sorted(activation.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))
+    return dict(ranked[:limit])
+
+
+def _collect(
+    edges: list[Edge],
+    activation: dict[UUID, tuple[float, int]],
+    threshold: float,
+    found: dict[UUID, tuple[Edge, float]],
+) -> None:
+    for edge in edges:
+        source = activation.get(edge.source, (0.0, 0))[0]
+        target = activation.get(edge.target, (0.0, 0))[0]
+        if source >= threshold and target >= threshold:
+            score = max(source, target)
+            if edge.edge_id not in found or score > found[edge.edge_id][1]:
+                found[edge.edge_id] = (edge, score)

@@ -7,6 +7,7 @@ from apexmem.domain.recall.activation import (
     Edge,
     spread,
 )
+from apexmem.domain.recall.context import clean_line, format_lines
 from apexmem.domain.recall.fusion import dedupe, reciprocal_rank_fusion
 from apexmem.domain.recall.router import classify_edge_types
 from apexmem.domain.recall.scoring import (
@@ -25,10 +26,12 @@ __all__ = [
     "ActivationResult",
     "Edge",
     "classify_edge_types",
+    "clean_line",
     "composite_score",
     "decayed_confidence",
     "dedupe",
     "evolved_weight",
+    "format_lines",
     "recency_weight",
     "reciprocal_rank_fusion",
     "score_with_decay",

@@ -18,10 +18,12 @@ from apexmem.domain.recall import (
     ActivationParams,
     Edge,
     classify_edge_types,
+    clean_line,
     composite_score,
     decayed_confidence,
     dedupe,
     evolved_weight,
+    format_lines,
     reciprocal_rank_fusion,
     score_with_decay,
     spread,
@@ -278,3 +280,19 @@ def test_dedupe_keeps_the_best_per_key() -> None:
     items = [("x", 0.2), ("y", 0.9), ("x", 0.7)]
 
     assert dedupe(items, key=lambda i: i[0], score=lambda i: i[1]) == [("y", 0.9), ("x", 0.7)]
+
+
+# Context lines --------------------------------------------------------------------------------
+
+
+def test_context_lines_strip_newlines_and_angle_brackets() -> None:
+    assert clean_line("Rust <b>uses</b>\ncargo\r\n") == "Rust b uses /b cargo"
+
+
+def test_context_lines_stop_at_the_budget() -> None:
+    facts = [("Rust uses cargo", 0.95), ("Alice uses Rust", 0.9), ("Bob knows Alice", 0.8)]
+
+    text = format_lines(facts, budget_chars=75)
+
+    assert text == "- Rust uses cargo (confidence: 0.95)\n- Alice uses Rust (confidence: 0.90)"
+    assert format_lines(facts, budget_chars=10) == ""

@@ -13,11 +13,12 @@ from uuid import UUID
 
 from sqlalchemy import Connection
 
+from apexmem.domain.recall.activation import Edge
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.facts import facts_of
 from apexmem.readmodels.rows import Reached, Subgraph
 
-__all__ = ["MAX_FRONTIER", "MAX_VISITED", "traverse_from"]
+__all__ = ["MAX_FRONTIER", "MAX_VISITED", "activation_edges", "traverse_from"]
 
 MAX_FRONTIER: Final = 300
 """Nodes expanded per hop at most (the reference's bound)."""
@@ -76,3 +77,33 @@ def traverse_from(
     ]
     reached.sort(key=lambda r: (r.hops, r.name))
     return Subgraph(entities=reached, facts=edges)
+
+
+def activation_edges(
+    connection: Connection,
+    ids: Sequence[UUID],
+    *,
+    valid_at: datetime | None = None,
+    known_at: datetime | None = None,
+    edge_types: Sequence[str] = (),
+) -> list[Edge]:
+    """The believed edges touching `ids`, as spreading activation weighs them."""
+    return [
+        Edge(
+            edge_id=f.fact_id,
+            source=f.subject_id,
+            target=f.object_id,
+            edge_type=f.edge_type,
+            confidence=f.confidence,
+            valid_from=f.valid_from,
+        )
+        for f in facts_of(
+            connection,
+            ids,
+            valid_at=valid_at,
+            known_at=known_at,
+            edge_types=edge_types,
+            edges_only=True,
+        )
+        if f.object_id is not None
+    ]

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from apexmem import ApexmemError, Memory, ValidationError
+from apexmem.domain.recall import ActivationParams, spread
 from apexmem.readmodels import dump
+from apexmem.readmodels.traverse import activation_edges
 
 
 def year(value: int, month: int = 1, day: int = 1) -> datetime:
@@ -432,3 +434,19 @@ def test_stats_count_versions_states_and_current_facts(memory: Memory) -> None:
     assert stats.events == memory.log.last_position()
     assert stats.projection_lag == 0
     assert timedelta(0) <= timedelta(microseconds=stats.log_bytes)
+
+
+def test_activation_spreads_over_the_read_model_s_believed_edges(memory: Memory) -> None:
+    memory.assert_facts([edge("Node A", "links", "Node B"), edge("Node B", "links", "Node C")])
+    [start] = memory.entities("Node A")
+
+    with memory.store.read() as connection:
+        result = spread(
+            {start.entity_id: 1.0},
+            lambda ids: activation_edges(connection, ids),
+            ActivationParams(),
+            now=year(2025),
+        )
+
+    assert [round(a.activation, 4) for a in result.nodes] == [1.0, 0.85, 0.7225]
+    assert len(result.facts) == 2

@@ -16,7 +16,9 @@ from apexmem.domain.commands import (
     RetractFact,
     SetDecayRate,
 )
+from apexmem.domain.embedding import Embedder, HashingEmbedder
 from apexmem.domain.settings import Settings, parse_settings
+from apexmem.embedders import WordLlamaEmbedder
 from apexmem.events.errors import (
     ApexmemError,
     ConcurrencyError,
@@ -38,6 +40,7 @@ from apexmem.results import (
     Result,
     RetractRef,
 )
+from apexmem.similarity import Similar
 
 __all__ = [
     "AddAlias",
@@ -46,9 +49,11 @@ __all__ = [
     "AssertFact",
     "Command",
     "ConcurrencyError",
+    "Embedder",
     "EntityRef",
     "FactRef",
     "FactView",
+    "HashingEmbedder",
     "HistoryEntry",
     "IntegrityViolation",
     "MapRelation",
@@ -65,8 +70,10 @@ __all__ = [
     "RetractRef",
     "SetDecayRate",
     "Settings",
+    "Similar",
     "Snapshot",
     "ValidationError",
     "VerifyReport",
+    "WordLlamaEmbedder",
     "parse_settings",
 ]

@@ -23,13 +23,18 @@ from apexmem.domain.commands import (
     SetDecayRate,
     build,
 )
+from apexmem.domain.embedding import Embedder
 from apexmem.domain.settings import Settings
+from apexmem.embedders import embedder_for
 from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 from apexmem.events.log import EventLog, RecordedEvent
 from apexmem.logs import get_logger
 from apexmem.readmodels import (
+    EntityHit,
     EntityRow,
+    FactHit,
     FactRow,
+    MessageHit,
     ReadModelStore,
     Subgraph,
     graph_stats,
@@ -50,6 +55,7 @@ from apexmem.results import (
     Result,
     RetractRef,
 )
+from apexmem.similarity import Similar, Similarity
 from apexmem.timetravel import copy_until, read_only_reason
 from apexmem.view import TimeArg, View, as_time
 from apexmem.writer import Writer
@@ -65,7 +71,12 @@ class Memory:
     """A temporal knowledge-graph memory stored in one directory; open with `Memory.open`."""
 
     def __init__(
-        self, directory: Path, *, settings: Settings, clock: Callable[[], datetime]
+        self,
+        directory: Path,
+        *,
+        settings: Settings,
+        clock: Callable[[], datetime],
+        embedder: Embedder | None = None,
     ) -> None:
         self.directory = directory
         self.settings = settings
@@ -76,6 +87,11 @@ class Memory:
         )
         self.store = ReadModelStore(directory / READMODELS_FILE)
         self.runner = Runner(self.log, self.store, batch_size=settings.memory.projection.batch_size)
+        self.similarity: Similarity | None = None
+        """The vector side (None when `[memory.vectors] enabled = false`)."""
+        if settings.memory.vectors.enabled:
+            chosen = embedder if embedder is not None else embedder_for(settings.memory.vectors)
+            self.similarity = Similarity(self.log, self.store, settings, chosen)
         self._writer = Writer(self.log, settings, clock)
         self._now = View(self.store, ready=self._ready, ontology=self._writer.ontology)
 
@@ -86,17 +102,28 @@ class Memory:
         *,
         settings: Settings | None = None,
         clock: Callable[[], datetime] | None = None,
+        embedder: Embedder | None = None,
     ) -> Memory:
-        """Open (creating if absent) the memory in `path`, `$APEXMEM_HOME` or `~/.apexmem`."""
+        """Open (creating if absent) the memory in `path`, `$APEXMEM_HOME` or `~/.apexmem`.
+
+        `embedder` replaces the one `[memory.vectors] embedder` names (WordLlama by default).
+        """
         directory = home(path)
         directory.mkdir(parents=True, exist_ok=True)
         chosen = settings if settings is not None else load_settings(directory)
-        memory = cls(directory, settings=chosen, clock=clock or (lambda: datetime.now(UTC)))
+        memory = cls(
+            directory,
+            settings=chosen,
+            clock=clock or (lambda: datetime.now(UTC)),
+            embedder=embedder,
+        )
         _logger.debug("memory.opened", directory=str(directory))
         return memory
 
     def close(self) -> None:
-        """Close the log's and the read models' connections."""
+        """Save the vector index if it moved; close the log's and the read models' connections."""
+        if self.similarity is not None:
+            self.similarity.close()
         self.log.close()
         self.store.close()
 
@@ -120,8 +147,7 @@ class Memory:
         if self.read_only is not None:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
         results = self._writer.execute(commands, idempotency_key=idempotency_key)
-        if self.settings.memory.projection.inline:
-            self.runner.catch_up()
+        self._ready()
         return results
 
     def assert_fact(self, *, idempotency_key: str | None = None, **fields: Any) -> FactRef:
@@ -240,6 +266,43 @@ class Memory:
         chosen = self.settings.memory.graph.edge_history_limit if limit is None else limit
         return self._now.edge_history(subject=subject, relation=relation, limit=chosen)
 
+    def search_entities(self, query: str, *, limit: int = 20) -> list[EntityHit]:
+        """Entities whose names or summary hold every word of `query` (as prefixes), best first."""
+        return self._now.search_entities(query, limit=limit)
+
+    def search_facts(
+        self,
+        query: str,
+        *,
+        valid_at: TimeArg = None,
+        edge_types: Sequence[str] = (),
+        limit: int = 20,
+    ) -> list[FactHit]:
+        """Believed facts whose sentence holds every word of `query` (as prefixes), best first.
+
+        Current ones, or those valid at `valid_at`.
+        """
+        return self._now.search_facts(query, valid_at=valid_at, edge_types=edge_types, limit=limit)
+
+    def search_messages(self, query: str, *, limit: int = 20) -> list[MessageHit]:
+        """Messages whose text holds every word of `query` (as prefixes), best first."""
+        return self._now.search_messages(query, limit=limit)
+
+    def similar(self, text: str, *, kind: str = "fact", k: int = 10) -> list[Similar]:
+        """The `k` entities, facts or messages (`kind`) whose text is nearest to `text`.
+
+        Cosine similarity of embeddings, answered by the FAISS index; needs
+        `[memory.vectors] enabled` (the default).
+        """
+        similarity = self._similarity()
+        self._ready()
+        return similarity.similar(text, kind=kind, k=k)
+
+    def _similarity(self) -> Similarity:
+        if self.similarity is None:
+            raise ApexmemError("vectors are disabled: set [memory.vectors] enabled = true")
+        return self.similarity
+
     def stats(self) -> MemoryStats:
         """Counts of entities, fact versions, current facts and events; sizes on disk."""
         self._ready()
@@ -259,15 +322,20 @@ class Memory:
 
     def project(self, *, progress: Progress | None = None) -> CatchUp:
         """Apply every event the read models have not seen yet (exactly once)."""
-        return self.runner.catch_up(progress=progress)
+        done = self.runner.catch_up(progress=progress)
+        if self.similarity is not None:
+            self.similarity.catch_up()
+        return done
 
     def rebuild(self, *, progress: Progress | None = None) -> CatchUp:
         """Drop the read models and project the whole log again (deterministic)."""
         with self.store.write() as connection:
             self.store.reset(connection)
+            if self.similarity is not None:
+                self.similarity.reset(connection)
         self.runner.forget()
         _logger.info("readmodels.dropped", directory=str(self.directory))
-        return self.runner.catch_up(progress=progress)
+        return self.project(progress=progress)
 
     def replay(
         self,
@@ -288,8 +356,9 @@ class Memory:
                 "until", until, f"is not a position of this log (0..{self.log.last_position()})"
             )
         target = copy_until(self.log, self.directory, Path(into), position=position, until=moment)
-        replayed = Memory.open(target, settings=self.settings)
-        replayed.runner.catch_up(progress=progress)
+        embedder = self.similarity.embedder if self.similarity is not None else None
+        replayed = Memory.open(target, settings=self.settings, embedder=embedder)
+        replayed.project(progress=progress)
         return replayed
 
     def diff(self, since: TimeArg, until: TimeArg) -> Diff:
@@ -306,6 +375,8 @@ class Memory:
     def _ready(self) -> None:
         if self.settings.memory.projection.inline:
             self.runner.catch_up()
+            if self.similarity is not None:
+                self.similarity.catch_up()
 
     # Audit -------------------------------------------------------------------------------
 

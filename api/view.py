@@ -13,8 +13,11 @@ from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import require_aware
 from apexmem.readmodels import (
+    EntityHit,
     EntityRow,
+    FactHit,
     FactRow,
+    MessageHit,
     ReadModelStore,
     Subgraph,
     all_entities,
@@ -22,6 +25,9 @@ from apexmem.readmodels import (
     facts_about,
     facts_of,
     find_entities,
+    search_entities,
+    search_facts,
+    search_messages,
     traverse_from,
 )
 
@@ -163,3 +169,37 @@ class View:
                 known_at=self.known_at,
                 limit=limit,
             )
+
+    def search_entities(self, query: str, *, limit: int = 20) -> list[EntityHit]:
+        """Entities whose names or summary hold every word of `query` (as prefixes), best first."""
+        self._ready()
+        with self._store.read() as connection:
+            return search_entities(connection, query, known_at=self.known_at, limit=limit)
+
+    def search_facts(
+        self,
+        query: str,
+        *,
+        valid_at: TimeArg | _Unset = UNSET,
+        edge_types: Sequence[str] = (),
+        limit: int = 20,
+    ) -> list[FactHit]:
+        """Believed facts whose sentence holds every word of `query` (as prefixes), best first."""
+        types = [parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(edge_types)]
+        self._ready()
+        when = self._valid(valid_at)
+        with self._store.read() as connection:
+            return search_facts(
+                connection,
+                query,
+                valid_at=when,
+                known_at=self.known_at,
+                edge_types=types,
+                limit=limit,
+            )
+
+    def search_messages(self, query: str, *, limit: int = 20) -> list[MessageHit]:
+        """Messages whose text holds every word of `query` (as prefixes), best first."""
+        self._ready()
+        with self._store.read() as connection:
+            return search_messages(connection, query, known_at=self.known_at, limit=limit)

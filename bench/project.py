@@ -34,7 +34,7 @@ import msgspec
 from append import machine
 
 from apexmem import AddAlias, AssertFact, Command, FactRef, Memory, RecordMessage, RetractFact
-from apexmem.domain.settings import MemorySettings, ProjectionSettings, Settings
+from apexmem.domain.settings import MemorySettings, ProjectionSettings, Settings, VectorSettings
 from apexmem.replay.snapshot import snapshot
 
 RESULTS = Path(__file__).parent / "results" / "project.json"
@@ -197,7 +197,7 @@ class Workload:
 
 def write_log(directory: Path, events: int, seed: int) -> dict[str, Any]:
     """Append about `events` events through the facade, read models left empty."""
-    settings = Settings(memory=MemorySettings(projection=ProjectionSettings(inline=False)))
+    settings = _graph_only()
     workload = Workload(events, seed)
     commands = 0
     with Memory.open(directory, settings=settings, clock=SimulatedClock()) as memory:
@@ -379,7 +379,17 @@ def targets(measured: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _not_inline() -> Settings:
-    return Settings(memory=MemorySettings(projection=ProjectionSettings(inline=False)))
+    return _graph_only()
+
+
+def _graph_only() -> Settings:
+    """Inline projection off, and no vectors: this run times the graph projection alone
+    (bench/vectors.py times the vectors projection)."""
+    return Settings(
+        memory=MemorySettings(
+            projection=ProjectionSettings(inline=False), vectors=VectorSettings(enabled=False)
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

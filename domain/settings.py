@@ -19,6 +19,7 @@ __all__ = [
     "NoteLinkingSettings",
     "ProjectionSettings",
     "Settings",
+    "VectorSettings",
     "parse_settings",
 ]
 
@@ -102,11 +103,25 @@ class ProjectionSettings(_Section, frozen=True, kw_only=True):
     """Events applied per read-model transaction."""
 
 
+class VectorSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.vectors]`: embeddings of entities, facts and messages, and their FAISS index."""
+
+    enabled: bool = True
+    """Embed what is written (inline when `[memory.projection] inline`) and answer `similar`."""
+    embedder: Literal["wordllama", "hashing"] = "wordllama"
+    """`wordllama`: the model inside the installed wheel (never downloaded); `hashing`: a
+    deterministic bag-of-words embedder, for tests and machines without the model."""
+    hashing_dimension: Annotated[int, msgspec.Meta(ge=8, le=4096)] = 256
+    hnsw_threshold: _Positive = 100_000
+    """Vectors of one kind past which its index turns from exact to HNSW."""
+
+
 class MemorySettings(_Section, frozen=True, kw_only=True):
     """`[memory]`."""
 
     log: LogSettings = LogSettings()
     projection: ProjectionSettings = ProjectionSettings()
+    vectors: VectorSettings = VectorSettings()
     graph: GraphSettings = GraphSettings()
 
 

@@ -2,15 +2,28 @@
 
 from apexmem.readmodels.entities import all_entities, entity_groups, find_entities, names_of
 from apexmem.readmodels.facts import edge_history, facts_about, facts_of, known, slots_of, valid
-from apexmem.readmodels.rows import EntityRow, FactRow, GraphStats, Reached, Subgraph
+from apexmem.readmodels.rows import (
+    EntityHit,
+    EntityRow,
+    FactHit,
+    FactRow,
+    GraphStats,
+    MessageHit,
+    Reached,
+    Subgraph,
+)
+from apexmem.readmodels.search import search_entities, search_facts, search_messages
 from apexmem.readmodels.stats import graph_stats
 from apexmem.readmodels.store import ReadModelStore, dump, tracked_position
 from apexmem.readmodels.traverse import traverse_from
 
 __all__ = [
+    "EntityHit",
     "EntityRow",
+    "FactHit",
     "FactRow",
     "GraphStats",
+    "MessageHit",
     "Reached",
     "ReadModelStore",
     "Subgraph",
@@ -24,6 +37,9 @@ __all__ = [
     "graph_stats",
     "known",
     "names_of",
+    "search_entities",
+    "search_facts",
+    "search_messages",
     "slots_of",
     "tracked_position",
     "traverse_from",

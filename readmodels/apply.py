@@ -30,6 +30,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.types import NullType
 
 from apexmem.projections.graph import Change, Insert, Revise, Touch
+from apexmem.readmodels import fulltext
 from apexmem.readmodels.tables import UtcMicros, entities, facts, metadata, stored_micros
 
 __all__ = ["apply_changes"]
@@ -43,6 +44,8 @@ class _Batch:
         self.new_entities: dict[UUID, dict[str, Any]] = {}
         self.touched: dict[UUID, dict[str, Any]] = {}
         self.open_facts: dict[UUID, dict[str, Any]] = {}
+        self.new_facts: list[dict[str, Any]] = []
+        """The first state row of each fact version this batch asserts."""
         self.expired: list[dict[str, Any]] = []
         """Open rows loaded from the database that this batch closes."""
 
@@ -91,6 +94,7 @@ def _insert(batch: _Batch, change: Insert) -> None:
     batch.inserts.setdefault(change.table, []).append(row)
     if change.table == "facts":
         batch.open_facts[row["fact_id"]] = row
+        batch.new_facts.append(row)
     elif change.table == "entities":
         batch.new_entities[row["entity_id"]] = row
 
@@ -146,6 +150,17 @@ def _flush(connection: Connection, batch: _Batch) -> None:
         by_columns.setdefault(tuple(sorted(values)), []).append(row)
     for columns, rows in by_columns.items():
         _execute_many(connection, columns, partial(_touch_statement, columns), rows)
+    summaries = [(e, v["summary"]) for e, v in batch.touched.items() if "summary" in v]
+    fulltext.index(
+        connection,
+        fulltext.Rows(
+            entities=list(batch.new_entities.values()),
+            aliases=batch.inserts.get("aliases", []),
+            summaries=summaries,
+            facts=batch.new_facts,
+            messages=batch.inserts.get("messages", []),
+        ),
+    )
 
 
 def _expire_statement() -> UpdateBase:

@@ -14,7 +14,7 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select, tuple_
 
 from apexmem.readmodels.entities import entity_groups, find_entities
 from apexmem.readmodels.rows import FactRow
@@ -23,6 +23,7 @@ from apexmem.readmodels.tables import entities, facts
 __all__ = [
     "edge_history",
     "fact_rows",
+    "fact_states",
     "facts_about",
     "facts_of",
     "known",
@@ -69,6 +70,16 @@ def fact_rows(connection: Connection, statement: Select[Any]) -> list[FactRow]:
     return [
         msgspec.convert(row, FactRow, from_attributes=True) for row in connection.execute(statement)
     ]
+
+
+def fact_states(connection: Connection, keys: Sequence[tuple[UUID, int]]) -> list[FactRow]:
+    """The fact rows with these (fact_id, position) keys, in the order of `keys`."""
+    found: dict[tuple[UUID, int], FactRow] = {}
+    for i in range(0, len(keys), _CHUNK):
+        part = list(keys[i : i + _CHUNK])
+        statement = _ROWS.where(tuple_(facts.c.fact_id, facts.c.position).in_(part))
+        found.update(((r.fact_id, r.position), r) for r in fact_rows(connection, statement))
+    return [found[k] for k in keys if k in found]
 
 
 def facts_about(

@@ -7,7 +7,16 @@ from uuid import UUID
 
 import msgspec
 
-__all__ = ["EntityRow", "FactRow", "GraphStats", "Reached", "Subgraph"]
+__all__ = [
+    "EntityHit",
+    "EntityRow",
+    "FactHit",
+    "FactRow",
+    "GraphStats",
+    "MessageHit",
+    "Reached",
+    "Subgraph",
+]
 
 
 class EntityRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,3 +99,31 @@ class GraphStats(msgspec.Struct, frozen=True, kw_only=True):
     episodes: int
     messages: int
     position: int
+
+
+class EntityHit(msgspec.Struct, frozen=True, kw_only=True):
+    """An entity a full-text search found, and how well it matched (0 to 1, best first)."""
+
+    entity_id: UUID
+    name: str
+    entity_type: str
+    score: float
+
+
+class FactHit(msgspec.Struct, frozen=True, kw_only=True):
+    """A fact version whose sentence a full-text search found, in the state asked for."""
+
+    fact_id: UUID
+    score: float
+    row: FactRow
+
+
+class MessageHit(msgspec.Struct, frozen=True, kw_only=True):
+    """A message a full-text search found."""
+
+    message_id: UUID
+    episode_id: UUID
+    speaker: str
+    text: str
+    at: datetime
+    score: float

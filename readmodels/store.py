@@ -13,6 +13,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.schema import CreateIndex, DropIndex
 
 from apexmem.events.errors import ApexmemError
+from apexmem.readmodels import fulltext
 from apexmem.readmodels.tables import metadata, tracking
 
 __all__ = ["ReadModelStore", "dump", "tracked_position"]
@@ -68,15 +69,19 @@ class ReadModelStore:
         """Create every secondary index that is missing, inside the caller's transaction.
 
         A bulk load into empty tables drops them first and builds them once at its end.
+        Missing full-text tables are created here too, filled from the graph tables.
         """
         for index in _INDEXES:
             connection.execute(CreateIndex(index, if_not_exists=True))
+        fulltext.ensure(connection)
 
     def reset(self, connection: Connection) -> None:
-        """Drop and recreate every table inside the caller's transaction."""
+        """Drop and recreate every table (full-text ones too) inside the caller's transaction."""
+        fulltext.drop(connection)
         for table in reversed(metadata.sorted_tables):
             connection.exec_driver_sql(f'DROP TABLE IF EXISTS "{table.name}"')
         metadata.create_all(connection)
+        fulltext.ensure(connection)
 
 
 # Built once: both run in every projection transaction, after every inline write.
@@ -103,12 +108,16 @@ def set_position(connection: Connection, projection: str, position: int) -> None
 
 
 def dump(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table's rows in primary-key order: what "rebuild equals incremental" compares."""
+    """Every table's rows in primary-key order: what "rebuild equals incremental" compares.
+
+    The full-text tables are included, in rowid order.
+    """
     tables: dict[str, list[tuple[Any, ...]]] = {}
     for table in metadata.sorted_tables:
         order = list(table.primary_key.columns) or list(table.columns)
         rows = connection.execute(select(table).order_by(*order))
         tables[table.name] = [tuple(r) for r in rows]
+    tables.update(fulltext.contents(connection))
     return tables
 
 

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Final
+from typing import Final, Protocol
 
 import msgspec
+from sqlalchemy import Connection
 
-from apexmem.events.log import EventLog
+from apexmem.events.log import EventLog, RecordedEvent
 from apexmem.projections.graph import Change, project
 from apexmem.readmodels.apply import apply_changes
 from apexmem.readmodels.store import ReadModelStore, set_position, tracked_position
 from apexmem.readmodels.tables import GRAPH
 
-__all__ = ["CatchUp", "Progress", "Runner"]
+__all__ = ["CatchUp", "GraphProjection", "Progress", "Projection", "Runner"]
 
 Progress = Callable[[int, int], None]
 """Called after each batch with (position reached, target position)."""
@@ -32,8 +33,40 @@ class CatchUp(msgspec.Struct, frozen=True, kw_only=True):
     target: int
 
 
+class Projection(Protocol):
+    """A read model the runner keeps: its tracking name and how it applies a batch."""
+
+    @property
+    def name(self) -> str:
+        """Its tracking row's name."""
+        ...
+
+    @property
+    def drops_indexes(self) -> bool:
+        """Whether a load into empty read models drops the secondary indexes until its end."""
+        ...
+
+    def apply(self, connection: Connection, events: Sequence[RecordedEvent]) -> None:
+        """Write what `events` (in log order) change, inside the caller's transaction."""
+        ...
+
+
+class GraphProjection:
+    """The current graph: entities, aliases, fact versions, episodes, messages."""
+
+    name: Final = GRAPH
+    drops_indexes: Final = True
+
+    def apply(self, connection: Connection, events: Sequence[RecordedEvent]) -> None:
+        """Project each event and apply the changes in one go."""
+        changes: list[Change] = []
+        for e in events:
+            changes.extend(project(e))
+        apply_changes(connection, changes)
+
+
 class Runner:
-    """Applies the log to the current-graph projection from its tracked position.
+    """Applies the log to one projection (the current graph by default) from its tracked position.
 
     Each batch is read, projected and written, and the projection's new position is
     stored, in one read-model transaction: a crash loses at most the batch in flight,
@@ -41,9 +74,17 @@ class Runner:
     missed). Positions may have gaps; the runner never waits for `last + 1`.
     """
 
-    def __init__(self, log: EventLog, store: ReadModelStore, *, batch_size: int = 2_000) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        store: ReadModelStore,
+        *,
+        batch_size: int = 2_000,
+        projection: Projection | None = None,
+    ) -> None:
         self._log = log
         self._store = store
+        self.projection: Projection = projection if projection is not None else GraphProjection()
         self._batch_size = batch_size
         self._seen = 0
         """The highest position this runner saw applied: below it, nothing needs a look."""
@@ -51,7 +92,7 @@ class Runner:
     def position(self) -> int:
         """The last log position the projection has applied."""
         with self._store.read() as connection:
-            self._seen = tracked_position(connection, GRAPH)
+            self._seen = tracked_position(connection, self.projection.name)
         return self._seen
 
     def forget(self) -> None:
@@ -77,7 +118,12 @@ class Runner:
         applied = batches = 0
         # A lower bound: the write transaction of each batch reads the real position.
         position = self._seen
-        from_empty = position == 0 and target > self._batch_size and self.position() == 0
+        from_empty = (
+            self.projection.drops_indexes
+            and position == 0
+            and target > self._batch_size
+            and self.position() == 0
+        )
         with self._bulk_load(from_empty):
             while position < target and not (should_stop is not None and should_stop()):
                 position, count = self._apply_batch(target)
@@ -95,18 +141,15 @@ class Runner:
         The events applied are None when the projection already stood at `target`.
         """
         with self._store.write() as connection:
-            position = self._seen = tracked_position(connection, GRAPH)
+            position = self._seen = tracked_position(connection, self.projection.name)
             if position >= target:
                 return position, None
             events = list(self._log.read(start=position + 1, stop=target, limit=self._batch_size))
-            changes: list[Change] = []
-            for e in events:
-                changes.extend(project(e))
-            apply_changes(connection, changes)
+            self.projection.apply(connection, events)
             # A batch shorter than asked for reached the target: positions past the
             # last event read are gaps, not events still to come.
             reached = events[-1].position if len(events) == self._batch_size else target
-            set_position(connection, GRAPH, reached)
+            set_position(connection, self.projection.name, reached)
         self._seen = reached
         return reached, len(events)
 
@@ -123,7 +166,7 @@ class Runner:
         if from_empty:
             with self._store.write() as connection:
                 # Under the write lock: another runner may have applied a batch since.
-                dropped = tracked_position(connection, GRAPH) == 0
+                dropped = tracked_position(connection, self.projection.name) == 0
                 if dropped:
                     self._store.drop_indexes(connection)
         try:

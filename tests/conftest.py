@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from apexmem import Memory
+from apexmem.domain.embedding import HashingEmbedder
 
 settings.register_profile(
     "ci",
@@ -54,7 +55,7 @@ def clock() -> Callable[[], datetime]:
 
 @pytest.fixture
 def memory(tmp_path: Path, clock: Callable[[], datetime]) -> Iterator[Memory]:
-    """A memory in a fresh directory with the deterministic clock, closed afterwards."""
-    mem = Memory.open(tmp_path / "mem", clock=clock)
+    """A memory in a fresh directory with the deterministic clock and the hashing embedder."""
+    mem = Memory.open(tmp_path / "mem", clock=clock, embedder=HashingEmbedder())
     yield mem
     mem.close()

@@ -54,12 +54,17 @@ def _follow(state: State, memory: Memory) -> None:
 
     def caught_up(done: CatchUp) -> None:
         logger.info("projection.caught_up", projection="graph", position=done.position)
+        if memory.similarity is not None:  # the vectors follow the graph, batch by batch
+            vectors = memory.similarity.catch_up()
+            logger.info("projection.caught_up", projection="vectors", position=vectors.position)
 
     with (
         _stop_on_signals() as stopped,
         progress_bar("following the log", as_json=state.as_json) as progress,
     ):
         logger.info("projection.following", directory=str(memory.directory))
+        if memory.similarity is not None:  # vectors behind a graph that is not
+            memory.similarity.catch_up()
         memory.runner.follow(should_stop=stopped, progress=progress, on_batch=caught_up)
     position = memory.runner.position()
     logger.info("projection.stopped", projection="graph", position=position)

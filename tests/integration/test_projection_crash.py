@@ -119,5 +119,5 @@ def test_a_follower_killed_mid_way_then_restarted_equals_a_projection_from_scrat
 
     assert 0 < stopped < last
     assert finished.returncode == 0, finished.stderr
-    assert incremental["tracking"] == [("graph", last)]
+    assert incremental["tracking"] == [("graph", last), ("vectors", last)]
     assert incremental == from_scratch

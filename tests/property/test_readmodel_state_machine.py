@@ -19,8 +19,10 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from sqlalchemy import select
 
 from apexmem import ApexmemError, Memory
+from apexmem.domain.embedding import HashingEmbedder
 from apexmem.readmodels import FactRow, ReadModelStore, dump
 from apexmem.readmodels.tables import facts
+from apexmem.readmodels.vectors import VectorProjection, reset_vector_items, vector_items
 from apexmem.replay.runner import Runner
 
 PEOPLE: Final = ("Alice", "Bob Stone", "Carol")
@@ -64,7 +66,8 @@ class ReadModelMachine(RuleBasedStateMachine):
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="apexmem-sm-"))
         self.now = datetime(2030, 1, 1, tzinfo=UTC)
-        self.memory = Memory.open(self.root / "mem", clock=lambda: self.now)
+        self.embedder = HashingEmbedder(32)
+        self.memory = Memory.open(self.root / "mem", clock=lambda: self.now, embedder=self.embedder)
         self.rebuilt = ReadModelStore(self.root / "rebuilt.db")
         self.facts: list[UUID] = []
         self.moments: list[datetime] = [self.now]
@@ -106,9 +109,15 @@ class ReadModelMachine(RuleBasedStateMachine):
     def incremental_equals_rebuild(self) -> None:
         with self.rebuilt.write() as connection:
             self.rebuilt.reset(connection)
-        Runner(self.memory.log, self.rebuilt, batch_size=1 + len(self.facts) % 7).catch_up()
+            reset_vector_items(connection)
+        batch = 1 + len(self.facts) % 7
+        Runner(self.memory.log, self.rebuilt, batch_size=batch).catch_up()
+        vectors = VectorProjection(self.embedder)
+        Runner(self.memory.log, self.rebuilt, batch_size=batch, projection=vectors).catch_up()
+        items = select(vector_items).order_by(vector_items.c.vid)
         with self.memory.store.read() as mine, self.rebuilt.read() as theirs:
             assert dump(mine) == dump(theirs)
+            assert mine.execute(items).all() == theirs.execute(items).all()
 
     @invariant()
     def single_valued_slots_hold_one_version_at_a_time(self) -> None:

@@ -1,0 +1,112 @@
+"""The facade's vector side: the embedder, the vectors projection's runner and the FAISS index."""
+
+from __future__ import annotations
+
+from typing import Final, get_args
+from uuid import UUID
+
+import msgspec
+from sqlalchemy import Connection
+
+from apexmem.domain.embedding import Embedder
+from apexmem.domain.settings import Settings
+from apexmem.events.errors import ValidationError
+from apexmem.events.log import EventLog
+from apexmem.logs import get_logger
+from apexmem.projections.vectors import KINDS, Kind
+from apexmem.readmodels.store import ReadModelStore
+from apexmem.readmodels.vector_index import VectorIndex
+from apexmem.readmodels.vectors import (
+    VectorProjection,
+    brute_force,
+    models_in_use,
+    reset_vector_items,
+    vector_metadata,
+)
+from apexmem.replay.runner import CatchUp, Runner
+
+__all__ = ["Similar", "Similarity"]
+
+_logger = get_logger()
+_KIND_NAMES: Final = ", ".join(get_args(Kind))
+
+
+class Similar(msgspec.Struct, frozen=True, kw_only=True):
+    """An item close to the query: its kind, id and cosine similarity."""
+
+    kind: Kind
+    item_id: UUID
+    score: float
+
+
+class Similarity:
+    """Embeds what the log says into the read models and answers nearest-item questions."""
+
+    def __init__(
+        self, log: EventLog, store: ReadModelStore, settings: Settings, embedder: Embedder
+    ) -> None:
+        self.embedder = embedder
+        vectors = settings.memory.vectors
+        vector_metadata.create_all(store.engine)
+        self.runner = Runner(
+            log,
+            store,
+            batch_size=settings.memory.projection.batch_size,
+            projection=VectorProjection(embedder),
+        )
+        self.index = VectorIndex(
+            store,
+            model=embedder.name,
+            dimension=embedder.dimension,
+            hnsw_threshold=vectors.hnsw_threshold,
+        )
+        self._store = store
+        self._forget_other_models()
+
+    def catch_up(self) -> CatchUp:
+        """Embed every event the vectors projection has not seen yet."""
+        return self.runner.catch_up()
+
+    def reset(self, connection: Connection) -> None:
+        """Drop the items and their position inside the caller's transaction (the cache stays)."""
+        reset_vector_items(connection)
+        self.runner.forget()
+        self.index.forget()
+
+    def similar(self, text: str, *, kind: str, k: int) -> list[Similar]:
+        """The `k` items of `kind` nearest to `text` by the FAISS index."""
+        chosen = _kind(kind)
+        query = self.embedder.embed([text])[0]
+        return [
+            Similar(kind=chosen, item_id=i, score=s)
+            for i, s in self.index.nearest(chosen, query, k)
+        ]
+
+    def similar_exact(self, text: str, *, kind: str, k: int) -> list[Similar]:
+        """The same question answered by scanning every SQL vector (for comparison)."""
+        chosen = _kind(kind)
+        query = self.embedder.embed([text])[0]
+        with self._store.read() as connection:
+            found = brute_force(connection, chosen, query, k, model=self.embedder.name)
+        return [Similar(kind=chosen, item_id=i, score=s) for i, s in found]
+
+    def close(self) -> None:
+        """Save the index file if it moved since it was loaded or last saved."""
+        if self.index.save():
+            _logger.debug("vectors.saved", path=str(self.index.path))
+
+    def _forget_other_models(self) -> None:
+        """Items embedded by another model are projected again with this one."""
+        with self._store.read() as connection:
+            models = models_in_use(connection)
+        if models and models != [self.embedder.name]:
+            with self._store.write() as connection:
+                reset_vector_items(connection)
+            self.index.forget()
+            _logger.info("vectors.model_changed", found=models, model=self.embedder.name)
+
+
+def _kind(kind: str) -> Kind:
+    if kind not in KINDS:
+        raise ValidationError("kind", kind, f"is not one of {_KIND_NAMES}")
+    return kind

@@ -1,0 +1,202 @@
+"""Full-text indexes over the graph tables: SQLite FTS5, every engine-specific piece in this module.
+
+Three FTS5 tables (unicode61 tokenizer, diacritics removed, prefix indexes for 2 and 3
+characters), each row keyed by the log position of the event that created its subject:
+
+- `entities_fts`: display name, the entity's other names (alias display forms, in claim
+  order) and summary, one row per entity;
+- `facts_fts`: the sentence of each fact version, once (its first state's row);
+- `messages_fts`: each message's text.
+
+The projection writes them (`index`, called by apply.py) in the transaction that writes
+the graph tables, so every writer (the incremental projection, a rebuild, a replay) keeps
+them in step and a crash cannot leave one without the other. `ensure` creates and fills
+them from the graph tables when they are missing (a store written before they existed).
+SQL triggers would have been the other way; they were measured four to ten times slower
+per row (see `index`). A PostgreSQL variant replaces this module (tsvector columns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, NamedTuple
+from uuid import UUID
+
+from sqlalchemy import ColumnElement, Connection, TableClause, column, func, literal_column, table
+
+__all__ = [
+    "TABLES",
+    "Rows",
+    "among",
+    "contents",
+    "drop",
+    "ensure",
+    "entities_fts",
+    "facts_fts",
+    "index",
+    "match_query",
+    "matches",
+    "messages_fts",
+    "rank",
+]
+
+_OPTIONS: Final = "tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'"
+
+entities_fts: Final = table(
+    "entities_fts", column("rowid"), column("entity_id"), column("name"), column("summary")
+)
+facts_fts: Final = table("facts_fts", column("rowid"), column("fact_id"), column("fact"))
+messages_fts: Final = table("messages_fts", column("rowid"), column("message_id"), column("text"))
+
+_WEIGHTS: Final[dict[str, tuple[float, ...]]] = {
+    # name and other names 10x the summary (DESIGN 5); the unindexed id column weighs nothing.
+    "entities_fts": (0.0, 10.0, 10.0, 1.0),
+    "facts_fts": (0.0, 1.0),
+    "messages_fts": (0.0, 1.0),
+}
+
+_CREATE_TABLES: Final = {
+    "entities_fts": f"CREATE VIRTUAL TABLE entities_fts USING fts5("
+    f"entity_id UNINDEXED, name, aliases, summary, {_OPTIONS})",
+    "facts_fts": f"CREATE VIRTUAL TABLE facts_fts USING fts5(fact_id UNINDEXED, fact, {_OPTIONS})",
+    "messages_fts": f"CREATE VIRTUAL TABLE messages_fts USING fts5("
+    f"message_id UNINDEXED, text, {_OPTIONS})",
+}
+TABLES: Final = tuple(_CREATE_TABLES)
+
+_INSERT_ENTITY: Final = (
+    "INSERT INTO entities_fts(rowid, entity_id, name, aliases, summary) VALUES (?, ?, ?, '', ?)"
+)
+# The name an entity is observed under is claimed as its first alias: it is in `name` already.
+_ADD_ALIAS: Final = """
+    UPDATE entities_fts SET aliases = ltrim(aliases || ' ' || ?1)
+    WHERE rowid = (SELECT position FROM entities WHERE entity_id = ?2 AND name <> ?1)"""
+_SET_SUMMARY: Final = """
+    UPDATE entities_fts SET summary = ?1
+    WHERE rowid = (SELECT position FROM entities WHERE entity_id = ?2)"""
+_INSERT_FACT: Final = "INSERT INTO facts_fts(rowid, fact_id, fact) VALUES (?, ?, ?)"
+_INSERT_MESSAGE: Final = "INSERT INTO messages_fts(rowid, message_id, text) VALUES (?, ?, ?)"
+
+
+class Rows(NamedTuple):
+    """What one projected batch adds to the full-text tables (row dicts as apply.py holds them)."""
+
+    entities: Sequence[Mapping[str, Any]]
+    """New entity rows, with their final values in the batch."""
+    aliases: Sequence[Mapping[str, Any]]
+    summaries: Sequence[tuple[UUID, str]]
+    """(entity, new summary) of entities written by earlier batches."""
+    facts: Sequence[Mapping[str, Any]]
+    """The first state row of each new fact version."""
+    messages: Sequence[Mapping[str, Any]]
+
+
+def index(connection: Connection, rows: Rows) -> None:
+    """Add a batch's rows to the full-text tables, after the graph tables were written.
+
+    Called by apply.py in the batch's transaction. Plain executemany statements: SQL
+    triggers did the same work four to ten times slower (an FTS5 write from a trigger pays
+    a statement journal per row), which showed as a third of an incremental catch-up.
+    """
+    statements: list[tuple[str, list[tuple[Any, ...]]]] = [
+        (
+            _INSERT_ENTITY,
+            [
+                (e["position"], e["entity_id"].hex, e["name"], e["summary"] or "")
+                for e in rows.entities
+            ],
+        ),
+        (_ADD_ALIAS, [(a["name"], a["entity_id"].hex) for a in rows.aliases]),
+        (_SET_SUMMARY, [(summary, e.hex) for e, summary in rows.summaries]),
+        (_INSERT_FACT, [(f["position"], f["fact_id"].hex, f["fact"]) for f in rows.facts]),
+        (
+            _INSERT_MESSAGE,
+            [(m["position"], m["message_id"].hex, m["text"]) for m in rows.messages],
+        ),
+    ]
+    for sql, params in statements:
+        if params:
+            connection.exec_driver_sql(sql, params)
+
+
+# The same content as `index` gives batch by batch, from the graph tables in one statement each.
+_FILL: Final = (
+    """INSERT INTO entities_fts(rowid, entity_id, name, aliases, summary)
+       SELECT e.position, e.entity_id, e.name,
+              coalesce((SELECT group_concat(a.name, ' ') FROM (
+                  SELECT name FROM aliases
+                  WHERE entity_id = e.entity_id AND name <> e.name ORDER BY position
+              ) AS a), ''),
+              coalesce(e.summary, '')
+       FROM entities AS e ORDER BY e.position""",
+    """INSERT INTO facts_fts(rowid, fact_id, fact)
+       SELECT position, fact_id, fact FROM facts AS f
+       WHERE position = (SELECT min(position) FROM facts WHERE fact_id = f.fact_id)
+       ORDER BY position""",
+    """INSERT INTO messages_fts(rowid, message_id, text)
+       SELECT position, message_id, text FROM messages ORDER BY position""",
+)
+
+
+def ensure(connection: Connection) -> None:
+    """Create the full-text tables if any is missing, filled from the graph tables.
+
+    A no-op when all are in place (every open of the store calls it).
+    """
+    present = set(
+        connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'").scalars()
+    )
+    if present.issuperset(_CREATE_TABLES):
+        return
+    drop(connection)
+    for statement in (*_CREATE_TABLES.values(), *_FILL):
+        connection.exec_driver_sql(statement)
+
+
+def drop(connection: Connection) -> None:
+    """Drop the full-text tables."""
+    for name in _CREATE_TABLES:
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def contents(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
+    """Every full-text table's rows (rowid first) in rowid order, for `dump`."""
+    return {
+        name: [
+            tuple(r)
+            for r in connection.exec_driver_sql(f"SELECT rowid, * FROM {name} ORDER BY rowid")
+        ]
+        for name in _CREATE_TABLES
+    }
+
+
+def match_query(terms: Sequence[str]) -> str:
+    """The FTS5 query matching every term as a word or a prefix; each quoted, so none is syntax.
+
+    The word itself is asked for as well as the prefix so that bm25 ranks a row holding
+    the whole word ("graph") above one holding only a longer word ("graphql").
+    """
+    quoted = ('"' + t.replace('"', '""') + '"' for t in terms)
+    return " AND ".join(f"({q} OR {q}*)" for q in quoted)
+
+
+def matches(index: TableClause, terms: Sequence[str]) -> ColumnElement[bool]:
+    """`index` rows holding every one of `terms` (as prefixes)."""
+    return literal_column(index.name).op("MATCH", is_comparison=True)(match_query(terms))
+
+
+def among(index: TableClause, rowids: Sequence[int]) -> ColumnElement[bool]:
+    """`index` rows with one of these rowids, in a query filtered by `matches`.
+
+    `rowid + 0` keeps the constraint out of FTS5, which would run the whole match again
+    for each rowid (a common prefix took 1 ms a rowid); SQLite filters the match instead.
+    """
+    return (index.c.rowid + 0).in_(list(rowids))
+
+
+def rank(index: TableClause) -> ColumnElement[float]:
+    """How well a row of `index` matches (bm25 with the index's column weights; higher is better).
+
+    Only valid in a query filtered by `matches` on the same index.
+    """
+    return -func.bm25(literal_column(index.name), *_WEIGHTS[index.name])

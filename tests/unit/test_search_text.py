@@ -1,0 +1,60 @@
+"""The full-text query sanitizer: the digest's cases (section 7, item 7) and the byte limit."""
+
+from __future__ import annotations
+
+import pytest
+
+from apexmem.domain.search_text import MAX_QUERY_BYTES, MAX_TERMS, search_terms
+
+
+@pytest.mark.parametrize("query", ["", "   ", "***", "(((", '"""', "^:*()", "\t\n"])
+def test_an_empty_or_punctuation_only_query_has_no_terms(query: str) -> None:
+    assert search_terms(query) == []
+
+
+def test_operator_characters_never_reach_the_engine() -> None:
+    assert search_terms('graph"()*:^') == ["graph"]
+
+
+def test_the_boolean_operator_words_are_dropped_in_any_case() -> None:
+    assert search_terms("graph OR unrelated") == ["graph", "unrelated"]
+    assert search_terms("rust AND NOT go NEAR near cargo") == ["rust", "cargo"]
+
+
+def test_a_hyphenated_alias_becomes_the_words_the_tokenizer_indexes() -> None:
+    assert search_terms("rust-lang") == ["rust", "lang"]
+    assert search_terms("RUST-LANG") == ["rust", "lang"]
+
+
+def test_words_shorter_than_three_bytes_are_left_out_while_a_longer_one_remains() -> None:
+    assert search_terms("Go is a language") == ["language"]
+    assert search_terms("Gra") == ["gra"]
+
+
+def test_a_query_of_only_short_words_keeps_them() -> None:
+    assert search_terms("go to") == ["go", "to"]
+
+
+def test_words_are_lowercased_and_repeats_dropped_in_query_order() -> None:
+    assert search_terms("Rust rust RUST cargo Café") == ["rust", "cargo", "café"]
+
+
+def test_underscores_separate_words_as_the_tokenizer_does() -> None:
+    assert search_terms("works_at") == ["works"]
+
+
+def test_a_huge_query_is_cut_to_the_byte_limit_and_the_first_terms() -> None:
+    query = "é" * (MAX_QUERY_BYTES * 25)
+
+    [term] = search_terms(query)
+
+    assert len(term.encode()) == MAX_QUERY_BYTES
+    assert len(search_terms(" ".join(f"word{i}" for i in range(1000)))) == MAX_TERMS
+
+
+def test_a_word_cut_by_the_limit_is_cut_at_a_character_boundary() -> None:
+    query = "a" * (MAX_QUERY_BYTES - 1) + "é tail"
+
+    [term] = search_terms(query)
+
+    assert term == "a" * (MAX_QUERY_BYTES - 1)

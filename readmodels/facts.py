@@ -14,7 +14,7 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Select, and_, bindparam, func, or_, select
 
 from apexmem.readmodels.entities import entity_groups, find_entities
 from apexmem.readmodels.rows import FactRow
@@ -43,6 +43,7 @@ _ROWS: Final = select(
     )
 )
 _CHUNK: Final = 400
+_STATES: Final = _ROWS.where(facts.c.fact_id.in_(bindparam("ids", expanding=True)))
 
 
 def known(known_at: datetime | None) -> ColumnElement[bool]:
@@ -74,11 +75,16 @@ def fact_rows(connection: Connection, statement: Select[Any]) -> list[FactRow]:
 
 def fact_states(connection: Connection, keys: Sequence[tuple[UUID, int]]) -> list[FactRow]:
     """The fact rows with these (fact_id, position) keys, in the order of `keys`."""
+    wanted = set(keys)
+    ids = list(dict.fromkeys(fact_id for fact_id, _ in keys))
     found: dict[tuple[UUID, int], FactRow] = {}
-    for i in range(0, len(keys), _CHUNK):
-        part = list(keys[i : i + _CHUNK])
-        statement = _ROWS.where(tuple_(facts.c.fact_id, facts.c.position).in_(part))
-        found.update(((r.fact_id, r.position), r) for r in fact_rows(connection, statement))
+    for i in range(0, len(ids), _CHUNK):
+        # By fact_id (the primary key's prefix): a row-value IN over both columns was a scan.
+        for row in connection.execute(_STATES, {"ids": ids[i : i + _CHUNK]}):
+            if (row.fact_id, row.position) in wanted:
+                found[(row.fact_id, row.position)] = msgspec.convert(
+                    row, FactRow, from_attributes=True
+                )
     return [found[k] for k in keys if k in found]
 
 

@@ -18,7 +18,18 @@ from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
 
-from sqlalchemy import Connection, Select, TableClause, Uuid, or_, select, type_coerce
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    FromClause,
+    Select,
+    TableClause,
+    Uuid,
+    bindparam,
+    or_,
+    select,
+    type_coerce,
+)
 
 from apexmem.domain.search_text import search_terms
 from apexmem.readmodels.facts import fact_states, known, valid
@@ -26,6 +37,7 @@ from apexmem.readmodels.fulltext import (
     among,
     entities_fts,
     facts_fts,
+    match_query,
     matches,
     messages_fts,
     rank,
@@ -39,6 +51,65 @@ _SPARE: Final = 2
 """Candidates fetched per result asked for: merged entities fold into one, and words rerank."""
 
 
+def _candidates(
+    index: TableClause,
+    key: ColumnElement[Any],
+    *,
+    joined: FromClause | None = None,
+    where: Sequence[ColumnElement[bool]] = (),
+) -> Select[Any]:
+    """The best `size` rows of `index` matching `match`: rowid, score, key (and what `joined` adds).
+
+    Without a filter on the joined table the join is left out: it cost as much as the match.
+    """
+    statement = select(index.c.rowid, rank(index).label("score"), key)
+    if joined is not None:
+        statement = statement.select_from(joined)
+    return (
+        statement.where(matches(index), *where)
+        .order_by(rank(index).desc(), index.c.rowid)
+        .limit(bindparam("size"))
+    )
+
+
+# Built once: SQLAlchemy's statement building took longer than SQLite's answer.
+_ENTITY_ID: Final = type_coerce(entities_fts.c.entity_id, Uuid).label("entity_id")
+_ENTITIES_NOW: Final = _candidates(entities_fts, _ENTITY_ID)
+_ENTITIES_THEN: Final = _candidates(
+    entities_fts,
+    _ENTITY_ID,
+    joined=entities_fts.join(entities, entities.c.entity_id == entities_fts.c.entity_id),
+    where=[entities.c.first_seen <= bindparam("known_at")],
+)
+_MESSAGE_ID: Final = type_coerce(messages_fts.c.message_id, Uuid).label("message_id")
+_MESSAGES_NOW: Final = _candidates(messages_fts, _MESSAGE_ID)
+_MESSAGES_THEN: Final = _candidates(
+    messages_fts,
+    _MESSAGE_ID,
+    joined=messages_fts.join(messages, messages.c.message_id == messages_fts.c.message_id),
+    where=[messages.c.recorded_at <= bindparam("known_at")],
+)
+_MESSAGE_ROWS: Final = select(messages).where(
+    messages.c.message_id.in_(bindparam("ids", expanding=True))
+)
+_SHARES: Final = {
+    index.name: select(index.c.rowid, rank(index)).where(matches(index), among(index))
+    for index in (entities_fts, facts_fts, messages_fts)
+}
+_MERGED_NOW: Final = select(entities.c.entity_id, entities.c.merged_into).where(
+    entities.c.entity_id.in_(bindparam("ids", expanding=True)),
+    entities.c.merged_into.is_not(None),
+)
+_MERGED_THEN: Final = _MERGED_NOW.where(entities.c.merged_at <= bindparam("known_at"))
+_NAMES: Final = select(entities.c.entity_id, entities.c.name, entities.c.entity_type).where(
+    entities.c.entity_id.in_(bindparam("ids", expanding=True))
+)
+_SHOWN_NOW: Final = _NAMES.where(entities.c.archived_at.is_(None))
+_SHOWN_THEN: Final = _NAMES.where(
+    or_(entities.c.archived_at.is_(None), entities.c.archived_at > bindparam("known_at"))
+)
+
+
 def search_entities(
     connection: Connection, query: str, *, known_at: datetime | None = None, limit: int = 20
 ) -> list[EntityHit]:
@@ -50,13 +121,9 @@ def search_entities(
     terms = search_terms(query)
     if not terms or limit <= 0:
         return []
-    entity_id = type_coerce(entities_fts.c.entity_id, Uuid).label("entity_id")
-    statement = select(entities_fts.c.rowid, rank(entities_fts).label("score"), entity_id)
-    if known_at is not None:  # the join costs as much as the match: only when it filters
-        statement = statement.join_from(
-            entities_fts, entities, entities.c.entity_id == entities_fts.c.entity_id
-        ).where(entities.c.first_seen <= known_at)
-    scored = _scored(connection, entities_fts, statement, terms, limit * _SPARE)
+    statement = _ENTITIES_NOW if known_at is None else _ENTITIES_THEN
+    params = {"size": limit * _SPARE, "known_at": known_at}
+    scored = _scored(connection, entities_fts, statement, terms, params)
     roots = _roots(connection, [row.entity_id for row, _ in scored], known_at)
     shown = _shown(connection, set(roots.values()), known_at)
     hits: dict[UUID, EntityHit] = {}
@@ -88,15 +155,12 @@ def search_facts(
     where = [facts.c.standing == "believed", known(known_at), valid(valid_at)]
     if edge_types:
         where.append(facts.c.edge_type.in_(list(edge_types)))
-    statement = (
-        select(facts_fts.c.rowid, rank(facts_fts).label("score"), facts.c.fact_id, facts.c.position)
-        .select_from(facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id))
-        .where(*where)
-    )
-    scored = _scored(connection, facts_fts, statement, terms, limit * _SPARE)[:limit]
-    rows = {
-        r.fact_id: r for r in fact_states(connection, [(r.fact_id, r.position) for r, _ in scored])
-    }
+    joined = facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id)
+    statement = _candidates(facts_fts, facts.c.position, joined=joined, where=where)
+    statement = statement.add_columns(facts.c.fact_id)
+    scored = _scored(connection, facts_fts, statement, terms, {"size": limit})
+    keys = [(r.fact_id, r.position) for r, _ in scored]
+    rows = {r.fact_id: r for r in fact_states(connection, keys)}
     return [
         FactHit(fact_id=r.fact_id, score=score, row=rows[r.fact_id])
         for r, score in scored
@@ -111,18 +175,11 @@ def search_messages(
     terms = search_terms(query)
     if not terms or limit <= 0:
         return []
-    message_id = type_coerce(messages_fts.c.message_id, Uuid).label("message_id")
-    statement = select(messages_fts.c.rowid, rank(messages_fts).label("score"), message_id)
-    if known_at is not None:
-        statement = statement.join_from(
-            messages_fts, messages, messages.c.message_id == messages_fts.c.message_id
-        ).where(messages.c.recorded_at <= known_at)
-    scored = _scored(connection, messages_fts, statement, terms, limit)
+    statement = _MESSAGES_NOW if known_at is None else _MESSAGES_THEN
+    params = {"size": limit, "known_at": known_at}
+    scored = _scored(connection, messages_fts, statement, terms, params)
     wanted = [r.message_id for r, _ in scored]
-    found = {
-        m.message_id: m
-        for m in connection.execute(select(messages).where(messages.c.message_id.in_(wanted)))
-    }
+    found = {m.message_id: m for m in connection.execute(_MESSAGE_ROWS, {"ids": wanted})}
     return [
         MessageHit(
             message_id=m.message_id,
@@ -142,29 +199,26 @@ def _scored(
     index: TableClause,
     statement: Select[Any],
     terms: list[str],
-    size: int,
+    params: dict[str, Any],
 ) -> list[tuple[Any, float]]:
-    """The best `size` rows holding every term, each with its score, best first.
+    """The rows `statement` (from `_candidates`) gives for `terms`, each with its score.
 
-    `statement` selects the index's rowid first and its rank as `score`, filtered as the
-    question asks; the terms' match is added here.
+    Best first, ties in rowid order. With several terms, each term's bm25 over the
+    candidates is divided by its best and the shares are averaged.
     """
-    rowid = index.c.rowid
-    candidates = connection.execute(
-        statement.where(matches(index, terms)).order_by(rank(index).desc(), rowid).limit(size)
-    ).all()
+    candidates = connection.execute(statement, {**params, "match": match_query(terms)}).all()
     if not candidates:
         return []
     shares = [{r[0]: r.score for r in candidates}]
     if len(terms) > 1:
         wanted = [r[0] for r in candidates]
-        # Not dict(result): a Result has keys() (its column names), so dict() reads it as a
-        # mapping.
         shares = [
+            # Not dict(result): a Result has keys() (its column names), so dict() reads it as
+            # a mapping.
             {  # noqa: C416
                 key: raw
                 for key, raw in connection.execute(
-                    select(rowid, rank(index)).where(matches(index, [t]), among(index, wanted))
+                    _SHARES[index.name], {"match": match_query([t]), "rowids": wanted}
                 )
             }
             for t in terms
@@ -184,16 +238,13 @@ def _roots(
 ) -> dict[UUID, UUID]:
     """Each id -> the entity it was merged into (as known at `known_at`), followed to the end."""
     wanted = list(dict.fromkeys(ids))
+    statement = _MERGED_NOW if known_at is None else _MERGED_THEN
     into: dict[UUID, UUID] = {}
     asked = set(wanted)
     pending = set(wanted)
     while pending:
-        statement = select(entities.c.entity_id, entities.c.merged_into).where(
-            entities.c.entity_id.in_(list(pending)), entities.c.merged_into.is_not(None)
-        )
-        if known_at is not None:
-            statement = statement.where(entities.c.merged_at <= known_at)
-        moved = {r.entity_id: r.merged_into for r in connection.execute(statement)}
+        found = connection.execute(statement, {"ids": list(pending), "known_at": known_at})
+        moved = {r.entity_id: r.merged_into for r in found}
         into.update(moved)
         pending = set(moved.values()) - asked
         asked |= pending
@@ -213,13 +264,6 @@ def _shown(
     """Name and type of the entities among `ids` not archived (as known at `known_at`)."""
     if not ids:
         return {}
-    statement = select(entities.c.entity_id, entities.c.name, entities.c.entity_type).where(
-        entities.c.entity_id.in_(list(ids))
-    )
-    if known_at is None:
-        statement = statement.where(entities.c.archived_at.is_(None))
-    else:
-        statement = statement.where(
-            or_(entities.c.archived_at.is_(None), entities.c.archived_at > known_at)
-        )
-    return {r.entity_id: (r.name, r.entity_type) for r in connection.execute(statement)}
+    statement = _SHOWN_NOW if known_at is None else _SHOWN_THEN
+    found = connection.execute(statement, {"ids": list(ids), "known_at": known_at})
+    return {r.entity_id: (r.name, r.entity_type) for r in found}

@@ -99,7 +99,7 @@ class ProjectionSettings(_Section, frozen=True, kw_only=True):
     inline: bool = True
     """Project after every write and before every query (read your own writes); turn off
     when `apexmem project --follow` runs as its own process."""
-    batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 2_000
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 5_000
     """Events applied per read-model transaction."""
 
 

@@ -79,7 +79,7 @@ class Runner:
         log: EventLog,
         store: ReadModelStore,
         *,
-        batch_size: int = 2_000,
+        batch_size: int = 5_000,
         projection: Projection | None = None,
     ) -> None:
         self._log = log

@@ -30,13 +30,7 @@ from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 from apexmem.events.log import EventLog, RecordedEvent
 from apexmem.logs import get_logger
 from apexmem.readmodels import (
-    EntityHit,
-    EntityRow,
-    FactHit,
-    FactRow,
-    MessageHit,
     ReadModelStore,
-    Subgraph,
     graph_stats,
 )
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
@@ -67,8 +61,11 @@ R = TypeVar("R")
 _logger = get_logger()
 
 
-class Memory:
-    """A temporal knowledge-graph memory stored in one directory; open with `Memory.open`."""
+class Memory(View):
+    """A temporal knowledge-graph memory stored in one directory; open with `Memory.open`.
+
+    Its queries are those of a `View` of now (see `as_of` for the past).
+    """
 
     def __init__(
         self,
@@ -93,7 +90,12 @@ class Memory:
             chosen = embedder if embedder is not None else embedder_for(settings.memory.vectors)
             self.similarity = Similarity(self.log, self.store, settings, chosen)
         self._writer = Writer(self.log, settings, clock)
-        self._now = View(self.store, ready=self._ready, ontology=self._writer.ontology)
+        super().__init__(
+            self.store,
+            ready=self._ready,
+            ontology=self._writer.ontology,
+            history_limit=settings.memory.graph.edge_history_limit,
+        )
 
     @classmethod
     def open(
@@ -221,72 +223,8 @@ class Memory:
             ontology=self._writer.ontology,
             known_at=known_at,
             valid_at=valid_at,
+            history_limit=self._history_limit,
         )
-
-    def entities(
-        self, query: str | None = None, *, entity_type: str | None = None, limit: int = 20
-    ) -> list[EntityRow]:
-        """Entities named `query` (any case, aliases too), else those whose name starts with it.
-
-        Without a query: every entity, in name order, up to `limit`.
-        """
-        return self._now.entities(query, entity_type=entity_type, limit=limit)
-
-    def facts_about(
-        self, entity: str, *, valid_at: TimeArg = None, entity_type: str | None = None
-    ) -> list[FactRow]:
-        """Believed facts about an entity, both directions: current, or valid at `valid_at`."""
-        return self._now.facts_about(entity, valid_at=valid_at, entity_type=entity_type)
-
-    def traverse(
-        self,
-        start: str,
-        *,
-        max_hops: int = 2,
-        edge_types: Sequence[str] = (),
-        valid_at: TimeArg = None,
-    ) -> Subgraph:
-        """Entities within `max_hops` of `start` over believed edges of `edge_types`."""
-        return self._now.traverse(
-            start, max_hops=max_hops, edge_types=edge_types, valid_at=valid_at
-        )
-
-    def edges_at_timestamp(self, entity: str, at: TimeArg) -> list[FactRow]:
-        """Edges touching the entity that were valid at `at`."""
-        return self._now.edges_at_timestamp(entity, at)
-
-    def bfs_at_timestamp(self, start: str, *, max_hops: int = 2, at: TimeArg) -> Subgraph:
-        """The traversal over edges valid at `at`."""
-        return self._now.bfs_at_timestamp(start, max_hops=max_hops, at=at)
-
-    def edge_history(
-        self, *, subject: str, relation: str, limit: int | None = None
-    ) -> list[FactRow]:
-        """Every version of the subject's `relation` facts, newest valid_from first."""
-        chosen = self.settings.memory.graph.edge_history_limit if limit is None else limit
-        return self._now.edge_history(subject=subject, relation=relation, limit=chosen)
-
-    def search_entities(self, query: str, *, limit: int = 20) -> list[EntityHit]:
-        """Entities whose names or summary hold every word of `query` (as prefixes), best first."""
-        return self._now.search_entities(query, limit=limit)
-
-    def search_facts(
-        self,
-        query: str,
-        *,
-        valid_at: TimeArg = None,
-        edge_types: Sequence[str] = (),
-        limit: int = 20,
-    ) -> list[FactHit]:
-        """Believed facts whose sentence holds every word of `query` (as prefixes), best first.
-
-        Current ones, or those valid at `valid_at`.
-        """
-        return self._now.search_facts(query, valid_at=valid_at, edge_types=edge_types, limit=limit)
-
-    def search_messages(self, query: str, *, limit: int = 20) -> list[MessageHit]:
-        """Messages whose text holds every word of `query` (as prefixes), best first."""
-        return self._now.search_messages(query, limit=limit)
 
     def similar(self, text: str, *, kind: str = "fact", k: int = 10) -> list[Similar]:
         """The `k` entities, facts or messages (`kind`) whose text is nearest to `text`.

@@ -70,10 +70,12 @@ class View:
         ontology: Callable[[], Ontology],
         known_at: TimeArg = None,
         valid_at: TimeArg = None,
+        history_limit: int = 100,
     ) -> None:
         self._store = store
         self._ready = ready
         self._ontology = ontology
+        self._history_limit = history_limit
         self.known_at = as_time("known_at", known_at)
         self.valid_at = as_time("valid_at", valid_at)
 
@@ -156,7 +158,9 @@ class View:
         """The traversal over edges valid at `at` (any edge type)."""
         return self.traverse(start, max_hops=max_hops, valid_at=at)
 
-    def edge_history(self, *, subject: str, relation: str, limit: int = 100) -> list[FactRow]:
+    def edge_history(
+        self, *, subject: str, relation: str, limit: int | None = None
+    ) -> list[FactRow]:
         """Every version of the subject's `relation` facts (ontology-mapped), newest first."""
         self._ready()
         raw = normalize_relation("relation", relation)
@@ -167,7 +171,7 @@ class View:
                 subject,
                 sorted({raw, canonical}),
                 known_at=self.known_at,
-                limit=limit,
+                limit=self._history_limit if limit is None else limit,
             )
 
     def search_entities(self, query: str, *, limit: int = 20) -> list[EntityHit]:

@@ -25,6 +25,7 @@ from uuid import UUID
 import msgspec
 
 from apexmem.domain.recall.scoring import EDGE_TYPE_WEIGHTS, evolved_weight, recency_weight
+from apexmem.domain.settings import GraphSettings
 
 __all__ = [
     "CHUNK_IDS",
@@ -63,6 +64,19 @@ class ActivationParams(msgspec.Struct, frozen=True, kw_only=True):
     type_weights: Mapping[str, float] = msgspec.field(
         default_factory=lambda: dict(EDGE_TYPE_WEIGHTS)
     )
+
+    @classmethod
+    def of(cls, graph: GraphSettings) -> ActivationParams:
+        """The numbers the settings give (`[memory.graph]` and its spreading_activation)."""
+        chosen = graph.spreading_activation
+        return cls(
+            decay_lambda=chosen.decay_lambda,
+            max_hops=chosen.max_hops,
+            activation_threshold=chosen.activation_threshold,
+            inhibition_threshold=chosen.inhibition_threshold,
+            max_activated_nodes=chosen.max_activated_nodes,
+            temporal_decay_rate=graph.temporal_decay_rate,
+        )
 
 
 class Activated(msgspec.Struct, frozen=True):

@@ -29,6 +29,7 @@ from apexmem.domain.recall import (
     spread,
 )
 from apexmem.domain.recall.activation import CHUNK_IDS
+from apexmem.domain.settings import GraphSettings
 
 NOW = datetime(2025, 7, 1, tzinfo=UTC)
 
@@ -296,3 +297,7 @@ def test_context_lines_stop_at_the_budget() -> None:
 
     assert text == "- Rust uses cargo (confidence: 0.95)\n- Alice uses Rust (confidence: 0.90)"
     assert format_lines(facts, budget_chars=10) == ""
+
+
+def test_activation_defaults_are_the_settings_defaults() -> None:
+    assert ActivationParams.of(GraphSettings()) == ActivationParams()

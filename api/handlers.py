@@ -138,10 +138,10 @@ class SlotPlan(msgspec.Struct, frozen=True):
     edge_type: str
     value: str | None
 
-    def slot(self, subject: UUID, object_id: UUID | None) -> UUID:
-        """The slot: the object is part of the key only for multi-valued relations."""
+    def slot(self, subject: UUID, object_id: UUID | None, sentence: str) -> UUID:
+        """The slot: the object (a note's sentence) is part of the key only when multi-valued."""
         multi = self.relation.cardinality == "many"
-        key = object_key(object_id, self.value) if multi else None
+        key = object_key(object_id, self.value, sentence) if multi else None
         return slot_id(subject, self.relation.canonical, self.edge_type, key)
 
 
@@ -166,8 +166,11 @@ def _assert(context: Context, command: AssertFact) -> Result:
                 "object", command.object, f"is the same entity as subject {command.subject!r}"
             )
     object_id = target.entity_id if target else None
-    slot = plan.slot(subject.entity_id, object_id)
-    proposal = _proposal(context, command, slot=slot, subject=subject, target=target, plan=plan)
+    sentence = _sentence(command, subject.name, target.name if target else None, plan)
+    slot = plan.slot(subject.entity_id, object_id, sentence)
+    proposal = _proposal(
+        context, command, slot=slot, subject=subject, target=target, plan=plan, sentence=sentence
+    )
     decision = decide_assert(context.staging.state("slot", slot), proposal, context.strategy)
     index = context.staging.emit("slot", slot, decision.events, meta)
     return FactRef(
@@ -189,6 +192,7 @@ def _proposal(
     subject: _Resolved,
     target: _Resolved | None,
     plan: SlotPlan,
+    sentence: str,
 ) -> Proposal:
     valid_from = command.valid_from or context.now
     if command.valid_until is not None and command.valid_until <= valid_from:
@@ -197,23 +201,29 @@ def _proposal(
         )
     value = plan.value
     relation = plan.relation.canonical
-    said = target.name if target else value
-    sentence = command.fact or " ".join(p for p in (subject.name, relation, said) if p)
     return Proposal(
         slot_id=slot,
         subject_id=subject.entity_id,
         relation=relation,
         object_id=target.entity_id if target else None,
         value=value,
-        object_key=object_key(target.entity_id if target else None, value),
+        object_key=object_key(target.entity_id if target else None, value, sentence),
         edge_type=plan.edge_type,
-        fact=clean(sentence),
+        fact=sentence,
         confidence=command.confidence,
         valid_from=valid_from,
         valid_until=command.valid_until,
         observed_at=command.observed_at or context.now,
         ref=command.ref,
     )
+
+
+def _sentence(command: AssertFact, subject: str, target: str | None, plan: SlotPlan) -> str:
+    """The fact's sentence: as given, or `subject relation object` (cleaned either way)."""
+    if command.fact:
+        return clean(command.fact)
+    said = target if target is not None else plan.value
+    return clean(" ".join(p for p in (subject, plan.relation.canonical, said) if p))
 
 
 def _observe(context: Context, command: ObserveEntity) -> Result:

@@ -21,7 +21,7 @@ from apexmem.domain.commands import (
     RecordMessage,
 )
 from apexmem.domain.identities import POLICY_ID, alias_id, entity_id, episode_id
-from apexmem.domain.names import canonical_name
+from apexmem.domain.names import canonical_name, clean
 from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
@@ -167,8 +167,12 @@ class Writer:
         target = owners.get((command.object, command.object_type)) if command.object else None
         if subject is None or (command.object is not None and target is None):
             return None
+        note = command.object is None and command.value is None
+        if note and not command.fact:  # its sentence needs the subject's display name
+            return None
         try:
-            return plan_slot(self._ontology, command).slot(subject, target)
+            sentence = clean(command.fact) if command.fact else ""
+            return plan_slot(self._ontology, command).slot(subject, target, sentence)
         except ApexmemError:  # reported when the command runs
             return None
 

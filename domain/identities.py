@@ -37,13 +37,17 @@ def alias_id(entity_type: str, normalized: str) -> UUID:
     return uuid5(NS, f"alias/{entity_type}/{normalized}")
 
 
-def object_key(object_id: UUID | None, value: str | None) -> str:
-    """What a fact points at, as one string: an entity, a literal value, or nothing."""
+def object_key(object_id: UUID | None, value: str | None, note: str | None = None) -> str:
+    """What a fact points at, as one string: an entity, a literal value, or its own sentence.
+
+    A note (a fact with neither object nor value) is keyed by its sentence, so two
+    different notes of a multi-valued relation are two facts, not one reinforced.
+    """
     if object_id is not None:
         return f"entity:{object_id}"
     if value is not None:
         return f"value:{value}"
-    return "none"
+    return "none" if note is None else f"note:{note}"
 
 
 @lru_cache(maxsize=65_536)

@@ -73,7 +73,7 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
     if isinstance(event, FactAsserted):
         added = FactVersion(
             fact_id=event.fact_id,
-            object_key=object_key(event.object_id, event.value),
+            object_key=object_key(event.object_id, event.value, event.fact),
             confidence=event.confidence,
             valid_from=event.valid_from,
             valid_until=event.valid_until,

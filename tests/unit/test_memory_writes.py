@@ -233,6 +233,19 @@ def test_a_multi_valued_relation_keeps_one_current_fact_per_object(memory: Memor
     assert sorted(f.object or "" for f in current_of(memory, "uses")) == ["Emacs", "Vim"]
 
 
+def test_different_notes_of_a_multi_valued_relation_are_different_facts(memory: Memory) -> None:
+    note = {"subject": "Caroline", "subject_type": "person", "relation": "observed"}
+    first = memory.assert_fact(**note, fact="Caroline went to a support group")
+    second = memory.assert_fact(**note, fact="Caroline likes painting")
+    again = memory.assert_fact(**note, fact="Caroline likes painting")
+    assert (first.outcome, second.outcome, again.outcome) == ("created", "created", "reinforced")
+    assert first.slot_id != second.slot_id == again.slot_id
+    assert sorted(f.fact for f in memory.facts_about("Caroline")) == [
+        "Caroline likes painting",
+        "Caroline went to a support group",
+    ]
+
+
 def test_the_same_relation_with_another_edge_type_is_another_slot(memory: Memory) -> None:
     semantic = memory.assert_fact(subject="Build", relation="depends_on", object="Cache")
 

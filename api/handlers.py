@@ -28,7 +28,13 @@ from apexmem.domain.deciders import (
     decide_summary,
 )
 from apexmem.domain.identities import POLICY_ID, alias_id, episode_id, object_key, slot_id
-from apexmem.domain.names import canonical_name, clean, display_name, normalize_relation
+from apexmem.domain.names import (
+    canonical_name,
+    clean,
+    clean_sentence,
+    display_name,
+    normalize_relation,
+)
 from apexmem.domain.ontology import Ontology, Resolved
 from apexmem.domain.state import EntityState
 from apexmem.domain.timeline import Proposal, Strategy, decide_assert
@@ -221,9 +227,9 @@ def _proposal(
 def _sentence(command: AssertFact, subject: str, target: str | None, plan: SlotPlan) -> str:
     """The fact's sentence: as given, or `subject relation object` (cleaned either way)."""
     if command.fact:
-        return clean(command.fact)
+        return clean_sentence(command.fact)
     said = target if target is not None else plan.value
-    return clean(" ".join(p for p in (subject, plan.relation.canonical, said) if p))
+    return clean_sentence(" ".join(p for p in (subject, plan.relation.canonical, said) if p))
 
 
 def _observe(context: Context, command: ObserveEntity) -> Result:

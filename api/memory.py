@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,12 +28,12 @@ from apexmem.domain.embedding import Embedder
 from apexmem.domain.settings import Settings
 from apexmem.embedders import embedder_for
 from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
-from apexmem.events.log import EventLog, RecordedEvent
+from apexmem.events.log import EventLog, NewEvent, RecordedEvent
+from apexmem.events.policy import FactsRetrieved
 from apexmem.logs import get_logger
-from apexmem.readmodels import (
-    ReadModelStore,
-    graph_stats,
-)
+from apexmem.readmodels import ReadModelStore, graph_stats
+from apexmem.recall import Recaller
+from apexmem.recalled import Recall, RecallHit, format_context
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
 from apexmem.replay.diff import Diff, diff
 from apexmem.replay.runner import CatchUp, Progress, Runner
@@ -90,6 +91,8 @@ class Memory(View):
             chosen = embedder if embedder is not None else embedder_for(settings.memory.vectors)
             self.similarity = Similarity(self.log, self.store, settings, chosen)
         self._writer = Writer(self.log, settings, clock)
+        self._recaller = Recaller(self.store, self.similarity, settings, clock)
+        self._usage: list[NewEvent] = []
         super().__init__(
             self.store,
             ready=self._ready,
@@ -123,7 +126,8 @@ class Memory(View):
         return memory
 
     def close(self) -> None:
-        """Save the vector index if it moved; close the log's and the read models' connections."""
+        """Record pending usage, save the vector index if it moved, close every connection."""
+        self._record_usage()
         if self.similarity is not None:
             self.similarity.close()
         self.log.close()
@@ -148,6 +152,7 @@ class Memory(View):
         """Apply any mix of commands as one atomic append; one result per command."""
         if self.read_only is not None:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
+        self._record_usage()
         results = self._writer.execute(commands, idempotency_key=idempotency_key)
         self._ready()
         return results
@@ -235,6 +240,64 @@ class Memory(View):
         similarity = self._similarity()
         self._ready()
         return similarity.similar(text, kind=kind, k=k)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        max_hops: int | None = None,
+        edge_types: Sequence[str] | None = None,
+        mode: str | None = None,
+        valid_at: TimeArg = None,
+        known_at: TimeArg = None,
+    ) -> Recall:
+        """The facts and messages that best answer `query`, best first, each with why and whence.
+
+        Full text, vectors and a graph expansion from the entities the query names (`mode`
+        "bfs" or "activation", `max_hops` deep) are fused by reciprocal rank fusion.
+        `edge_types` restricts every fact returned (None: the keyword router picks the
+        types the expansion walks; []: all). `valid_at` / `known_at` recall inside a past
+        state. Defaults come from `[memory.graph]`: recall_limit, max_hops, and
+        spreading_activation.enabled for the mode. Each recall records which facts it
+        returned (one usage event; `[memory.recall] record_usage`).
+        """
+        self._ready()
+        found = self._recaller.recall(
+            query,
+            limit=limit,
+            max_hops=max_hops,
+            edge_types=edge_types,
+            mode=mode,
+            valid_at=as_time("valid_at", valid_at),
+            known_at=as_time("known_at", known_at),
+        )
+        self._note_usage(found)
+        return found
+
+    @staticmethod
+    def format_context(hits: Recall | list[RecallHit], *, budget_chars: int = 2_000) -> str:
+        """Recalled hits as `- <text> (confidence: 0.95)` lines within `budget_chars`."""
+        return format_context(hits, budget_chars=budget_chars)
+
+    def _note_usage(self, found: Recall) -> None:
+        recall = self.settings.memory.recall
+        fact_ids = [h.item_id for h in found if h.kind == "fact"]
+        if not recall.record_usage or not fact_ids or self.read_only is not None:
+            return
+        # Each usage event is a stream of its own: recalls in many processes never contend.
+        stream = uuid.uuid4()
+        self._usage.append(
+            NewEvent(stream_id=stream, version=1, data=FactsRetrieved(fact_ids=fact_ids))
+        )
+        if len(self._usage) >= recall.usage_batch:
+            self._record_usage()
+
+    def _record_usage(self) -> None:
+        """Append the usage events held so far, in one append."""
+        if self._usage:
+            pending, self._usage = self._usage, []
+            self.log.append(pending)
 
     def _similarity(self) -> Similarity:
         if self.similarity is None:

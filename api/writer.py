@@ -21,7 +21,7 @@ from apexmem.domain.commands import (
     RecordMessage,
 )
 from apexmem.domain.identities import POLICY_ID, alias_id, entity_id, episode_id
-from apexmem.domain.names import canonical_name, clean
+from apexmem.domain.names import canonical_name, clean_sentence
 from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
@@ -171,7 +171,7 @@ class Writer:
         if note and not command.fact:  # its sentence needs the subject's display name
             return None
         try:
-            sentence = clean(command.fact) if command.fact else ""
+            sentence = clean_sentence(command.fact) if command.fact else ""
             return plan_slot(self._ontology, command).slot(subject, target, sentence)
         except ApexmemError:  # reported when the command runs
             return None

@@ -14,6 +14,7 @@ __all__ = [
     "MIN_NAME_BYTES",
     "canonical_name",
     "clean",
+    "clean_sentence",
     "cut_utf8",
     "display_name",
     "normalize",
@@ -37,6 +38,16 @@ def clean(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+
+
+def clean_sentence(text: str) -> str:
+    """`clean` for running text: a line break or a tab becomes a space first.
+
+    So "uses\ncargo" stays two words (names, per the reference, drop them outright).
+    """
+    if text.isprintable():
+        return text
+    return clean("".join(" " if c.isspace() else c for c in text))
 
 
 def normalize(name: str) -> str:

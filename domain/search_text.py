@@ -15,7 +15,14 @@ from typing import Final
 
 from apexmem.domain.names import cut_utf8
 
-__all__ = ["MAX_QUERY_BYTES", "MAX_TERMS", "MIN_TERM_BYTES", "search_terms"]
+__all__ = [
+    "MAX_QUERY_BYTES",
+    "MAX_TERMS",
+    "MIN_TERM_BYTES",
+    "STOPWORDS",
+    "content_terms",
+    "search_terms",
+]
 
 MAX_QUERY_BYTES: Final = 4096
 """A longer query is cut to this many UTF-8 bytes (at a character boundary) before anything else."""
@@ -27,6 +34,19 @@ _WORD: Final = re.compile(r"[^\W_]+")
 """Letters and digits: what FTS5's unicode61 tokenizer keeps (underscore separates there too)."""
 _OPERATORS: Final = frozenset({"and", "or", "not", "near"})
 
+STOPWORDS: Final = frozenset(
+    """
+     about above after again all also any are because been before being below between both
+     but can could did does doing down during each few for from further had has have having
+     her here hers herself him himself his how into its itself just more most must myself nor
+     off once only other our ours ourselves out over own same she should some such than that
+     the their theirs them themselves then there these they this those through too under
+     until very was were what when where which while who whom why will with would you your
+     yours yourself yourselves
+    """.split()  # noqa: SIM905 - a word list reads best as words
+)
+"""English words of 3+ letters that say nothing about what a question is after."""
+
 
 def search_terms(query: str) -> list[str]:
     """The distinct lowercased words of `query` a full-text search matches, in query order.
@@ -37,3 +57,13 @@ def search_terms(query: str) -> list[str]:
     kept = list(dict.fromkeys(w for w in words if w not in _OPERATORS))
     long_enough = [w for w in kept if len(w.encode()) >= MIN_TERM_BYTES]
     return (long_enough or kept)[:MAX_TERMS]
+
+
+def content_terms(query: str) -> list[str]:
+    """`search_terms` without the stopwords (all of them when nothing else is left).
+
+    Recall looks for any of these words, so "who", "with" and "does" would match nearly
+    every row and rank nothing.
+    """
+    terms = search_terms(query)
+    return [t for t in terms if t not in STOPWORDS] or terms

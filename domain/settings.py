@@ -116,6 +116,18 @@ class VectorSettings(_Section, frozen=True, kw_only=True):
     """Vectors of one kind past which its index turns from exact to HNSW."""
 
 
+class RecallSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.recall]`: what a recall records and how it fuses its lists."""
+
+    record_usage: bool = True
+    """Record which facts each recall returned (one usage event per recall, appended in
+    batches) so retrieval counts feed the evolved weight."""
+    usage_batch: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32
+    """Usage events held before they are appended together (also on close and before writes)."""
+    candidates: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 30
+    """Items each list (full text, vectors, graph) brings to the fusion, at least `limit`."""
+
+
 class MemorySettings(_Section, frozen=True, kw_only=True):
     """`[memory]`."""
 
@@ -123,6 +135,7 @@ class MemorySettings(_Section, frozen=True, kw_only=True):
     projection: ProjectionSettings = ProjectionSettings()
     vectors: VectorSettings = VectorSettings()
     graph: GraphSettings = GraphSettings()
+    recall: RecallSettings = RecallSettings()
 
 
 class Settings(_Section, frozen=True, kw_only=True):

@@ -26,8 +26,9 @@ from apexmem.events.fact import (
     FactSuperseded,
 )
 from apexmem.events.log import RecordedEvent
+from apexmem.events.policy import FactsRetrieved
 
-__all__ = ["Change", "Insert", "Revise", "Touch", "project"]
+__all__ = ["Change", "Insert", "Retrieved", "Revise", "Touch", "project"]
 
 
 # gc=False on the three changes: a catch-up makes thousands per batch and none is ever
@@ -57,7 +58,14 @@ class Revise(msgspec.Struct, frozen=True, gc=False):
     values: dict[str, Any]
 
 
-Change = Insert | Touch | Revise
+class Retrieved(msgspec.Struct, frozen=True, gc=False):
+    """A recall returned these fact versions once more (retrieval counts, not beliefs)."""
+
+    fact_ids: list[UUID]
+    at: datetime
+
+
+Change = Insert | Touch | Revise | Retrieved
 _Projector = Callable[[RecordedEvent, Any], list[Change]]
 
 
@@ -197,6 +205,10 @@ def _entities_mentioned(event: RecordedEvent, data: EntitiesMentioned) -> list[C
     ]
 
 
+def _facts_retrieved(event: RecordedEvent, data: FactsRetrieved) -> list[Change]:
+    return [Retrieved(data.fact_ids, event.recorded_at)]
+
+
 _PROJECTORS: Final[dict[type, _Projector]] = {
     EntityObserved: _entity_observed,
     EntityMerged: _entity_merged,
@@ -210,4 +222,5 @@ _PROJECTORS: Final[dict[type, _Projector]] = {
     EpisodeStarted: _episode_started,
     MessageRecorded: _message_recorded,
     EntitiesMentioned: _entities_mentioned,
+    FactsRetrieved: _facts_retrieved,
 }

@@ -29,9 +29,16 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.types import NullType
 
-from apexmem.projections.graph import Change, Insert, Revise, Touch
+from apexmem.projections.graph import Change, Insert, Retrieved, Revise, Touch
 from apexmem.readmodels import fulltext
-from apexmem.readmodels.tables import UtcMicros, entities, facts, metadata, stored_micros
+from apexmem.readmodels.tables import (
+    UtcMicros,
+    entities,
+    facts,
+    metadata,
+    retrievals,
+    stored_micros,
+)
 
 __all__ = ["apply_changes"]
 
@@ -48,6 +55,8 @@ class _Batch:
         """The first state row of each fact version this batch asserts."""
         self.expired: list[dict[str, Any]] = []
         """Open rows loaded from the database that this batch closes."""
+        self.retrieved: dict[UUID, tuple[int, Any]] = {}
+        """Fact version -> (times returned by recalls in this batch, the last time)."""
 
 
 def apply_changes(connection: Connection, changes: Sequence[Change]) -> None:
@@ -59,6 +68,8 @@ def apply_changes(connection: Connection, changes: Sequence[Change]) -> None:
             _insert(batch, change)
         elif isinstance(change, Revise):
             _revise(batch, change)
+        elif isinstance(change, Retrieved):
+            _retrieved(batch, change)
         else:
             _touch(batch, change)
     _flush(connection, batch)
@@ -139,6 +150,46 @@ def _touch(batch: _Batch, change: Touch) -> None:
     target.update(change.values)
 
 
+def _retrieved(batch: _Batch, change: Retrieved) -> None:
+    for fact_id in change.fact_ids:
+        count, _ = batch.retrieved.get(fact_id, (0, None))
+        batch.retrieved[fact_id] = (count + 1, change.at)
+
+
+def _count_retrievals(connection: Connection, batch: _Batch) -> None:
+    """Add this batch's retrievals to the counts (read, then written whole: any backend)."""
+    wanted = list(batch.retrieved)
+    known: dict[UUID, float] = {}
+    for i in range(0, len(wanted), 500):
+        known.update(
+            (r.fact_id, r[1]) for r in connection.execute(_COUNTS, {"ids": wanted[i : i + 500]})
+        )
+    fresh = [
+        {"fact_id": f, "count": float(n), "last_retrieved_at": at}
+        for f, (n, at) in batch.retrieved.items()
+        if f not in known
+    ]
+    if fresh:
+        connection.execute(insert(retrievals), fresh)
+    seen = [
+        {"b_fact_id": f, "b_count": known[f] + n, "b_at": at}
+        for f, (n, at) in batch.retrieved.items()
+        if f in known
+    ]
+    if seen:
+        connection.execute(_RECOUNT, seen)
+
+
+_COUNTS: Final = select(retrievals.c.fact_id, retrievals.c.count).where(
+    retrievals.c.fact_id.in_(bindparam("ids", expanding=True))
+)
+_RECOUNT: Final = (
+    update(retrievals)
+    .where(retrievals.c.fact_id == bindparam("b_fact_id"))
+    .values(count=bindparam("b_count"), last_retrieved_at=bindparam("b_at"))
+)
+
+
 def _flush(connection: Connection, batch: _Batch) -> None:
     if batch.expired:
         _execute_many(connection, "expire", _expire_statement, batch.expired)
@@ -150,6 +201,8 @@ def _flush(connection: Connection, batch: _Batch) -> None:
         by_columns.setdefault(tuple(sorted(values)), []).append(row)
     for columns, rows in by_columns.items():
         _execute_many(connection, columns, partial(_touch_statement, columns), rows)
+    if batch.retrieved:
+        _count_retrievals(connection, batch)
     summaries = [(e, v["summary"]) for e, v in batch.touched.items() if "summary" in v]
     fulltext.index(
         connection,

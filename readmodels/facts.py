@@ -27,6 +27,7 @@ __all__ = [
     "facts_about",
     "facts_of",
     "known",
+    "rows_statement",
     "slots_of",
     "valid",
 ]
@@ -44,6 +45,11 @@ _ROWS: Final = select(
 )
 _CHUNK: Final = 400
 _STATES: Final = _ROWS.where(facts.c.fact_id.in_(bindparam("ids", expanding=True)))
+
+
+def rows_statement() -> Select[Any]:
+    """Fact rows with the subject's and the object's names; add a WHERE and run `fact_rows`."""
+    return _ROWS
 
 
 def known(known_at: datetime | None) -> ColumnElement[bool]:

@@ -37,6 +37,7 @@ __all__ = [
     "TABLES",
     "Rows",
     "among",
+    "any_query",
     "contents",
     "drop",
     "ensure",
@@ -187,6 +188,16 @@ def match_query(terms: Sequence[str]) -> str:
     """
     quoted = ('"' + t.replace('"', '""') + '"' for t in terms)
     return " AND ".join(f"({q} OR {q}*)" for q in quoted)
+
+
+def any_query(terms: Sequence[str]) -> str:
+    """The FTS5 query matching any of the terms (as words or prefixes), each quoted.
+
+    bm25 over it sums each matched term's share, weighted by how rare the term is: a row
+    holding more (and rarer) words of a question ranks higher, as in plain BM25.
+    """
+    quoted = ('"' + t.replace('"', '""') + '"' for t in terms)
+    return " OR ".join(f"{q} OR {q}*" for q in quoted)
 
 
 def matches(index: TableClause) -> ColumnElement[bool]:

@@ -14,6 +14,7 @@ __all__ = [
     "FactRow",
     "GraphStats",
     "MessageHit",
+    "MessageRow",
     "Reached",
     "Subgraph",
 ]
@@ -70,6 +71,20 @@ class FactRow(msgspec.Struct, frozen=True, kw_only=True):
         """`subject relation object` in one line."""
         target = "" if self.object is None else f" {self.object}"
         return f"{self.subject} {self.relation}{target}"
+
+
+class MessageRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A stored message with the conversation (episode) it belongs to."""
+
+    message_id: UUID
+    episode_id: UUID
+    conversation: str
+    speaker: str
+    text: str
+    at: datetime
+    ref: str | None
+    recorded_at: datetime
+    position: int
 
 
 class Reached(msgspec.Struct, frozen=True, kw_only=True):

@@ -45,7 +45,7 @@ from apexmem.readmodels.fulltext import (
 from apexmem.readmodels.rows import EntityHit, FactHit, MessageHit
 from apexmem.readmodels.tables import entities, facts, messages
 
-__all__ = ["search_entities", "search_facts", "search_messages"]
+__all__ = ["search_entities", "search_facts", "search_messages", "visible_entities"]
 
 _SPARE: Final = 2
 """Candidates fetched per result asked for: merged entities fold into one, and words rerank."""
@@ -231,6 +231,24 @@ def _scored(
     scored = [(r, sum(s.get(r[0], 0.0) for s in shares) / len(shares)) for r in candidates]
     scored.sort(key=lambda item: (-item[1], item[0][0]))
     return scored
+
+
+def visible_entities(
+    connection: Connection, ids: Iterable[UUID], *, known_at: datetime | None = None
+) -> dict[UUID, UUID]:
+    """Each id -> the entity it stands for (merges followed), for those known and not archived."""
+    roots = _roots(connection, ids, known_at)
+    if known_at is not None:
+        known_then = connection.execute(_KNOWN_THEN, {"ids": list(roots), "known_at": known_at})
+        roots = {e: roots[e] for e in known_then.scalars()}
+    shown = _shown(connection, set(roots.values()), known_at)
+    return {e: root for e, root in roots.items() if root in shown}
+
+
+_KNOWN_THEN: Final = select(entities.c.entity_id).where(
+    entities.c.entity_id.in_(bindparam("ids", expanding=True)),
+    entities.c.first_seen <= bindparam("known_at"),
+)
 
 
 def _roots(

@@ -35,6 +35,7 @@ __all__ = [
     "mentions",
     "messages",
     "metadata",
+    "retrievals",
     "stored_micros",
     "tracking",
 ]
@@ -164,6 +165,15 @@ messages = Table(
     Column("position", BigInteger, nullable=False),
     Index("messages_episode", "episode_id", "position"),
 )
+
+retrievals = Table(
+    "retrievals",
+    metadata,
+    Column("fact_id", Uuid, primary_key=True),
+    Column("count", Float, nullable=False),
+    Column("last_retrieved_at", UtcMicros, nullable=False),
+)
+"""How often recalls returned each fact version (A-MEM), from the usage events."""
 
 mentions = Table(
     "mentions",

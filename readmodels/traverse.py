@@ -6,19 +6,27 @@ distance from the start. The result holds every edge whose two ends were both re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 from uuid import UUID
 
+import msgspec
 from sqlalchemy import Connection
 
 from apexmem.domain.recall.activation import Edge
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.facts import facts_of
-from apexmem.readmodels.rows import Reached, Subgraph
+from apexmem.readmodels.rows import FactRow, Reached, Subgraph
 
-__all__ = ["MAX_FRONTIER", "MAX_VISITED", "activation_edges", "traverse_from"]
+__all__ = [
+    "MAX_FRONTIER",
+    "MAX_VISITED",
+    "Expansion",
+    "activation_edges",
+    "expand",
+    "traverse_from",
+]
 
 MAX_FRONTIER: Final = 300
 """Nodes expanded per hop at most (the reference's bound)."""
@@ -107,3 +115,63 @@ def activation_edges(
         )
         if f.object_id is not None
     ]
+
+
+class Expansion(msgspec.Struct, frozen=True, kw_only=True):
+    """What a breadth-first expansion from several seeds reached."""
+
+    reached: dict[UUID, tuple[int, float, UUID]]
+    """Entity -> (hops from the nearest seed, that seed's score, that seed)."""
+    edges: list[FactRow]
+    """Every believed edge walked: both of its ends were reached."""
+    cut_short: bool = False
+
+
+def expand(
+    connection: Connection,
+    seeds: Mapping[UUID, float],
+    *,
+    max_hops: int = 2,
+    edge_types: Sequence[str] = (),
+    valid_at: datetime | None = None,
+    known_at: datetime | None = None,
+    out_of_time: Callable[[], bool] = lambda: False,
+) -> Expansion:
+    """Breadth-first from every seed at once: each entity gets its shortest distance to a seed.
+
+    Between seeds at the same distance the stronger one counts. The edges of the nodes
+    expanded (at most 300 per hop) are the result; `out_of_time` is asked before each hop.
+    """
+    reached = {s: (0, score, s) for s, score in seeds.items()}
+    frontier = sorted(seeds, key=lambda s: (-seeds[s], s))
+    edges: dict[tuple[UUID, int], FactRow] = {}
+    for hop in range(max_hops):
+        if not frontier:
+            break
+        if out_of_time():
+            return Expansion(reached=reached, edges=list(edges.values()), cut_short=True)
+        fetched = facts_of(
+            connection,
+            frontier[:MAX_FRONTIER],
+            valid_at=valid_at,
+            known_at=known_at,
+            edge_types=edge_types,
+            edges_only=True,
+        )
+        arrivals: dict[UUID, tuple[int, float, UUID]] = {}
+        for edge in fetched:
+            edges[(edge.fact_id, edge.position)] = edge
+            for node, other in (
+                (edge.subject_id, edge.object_id),
+                (edge.object_id, edge.subject_id),
+            ):
+                if other is None or node not in reached or reached[node][0] != hop:
+                    continue
+                if other in reached:
+                    continue
+                _, score, seed = reached[node]
+                if other not in arrivals or score > arrivals[other][1]:
+                    arrivals[other] = (hop + 1, score, seed)
+        reached.update(arrivals)
+        frontier = sorted(arrivals, key=lambda n: (-arrivals[n][1], n))
+    return Expansion(reached=reached, edges=list(edges.values()))

@@ -16,6 +16,7 @@ from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
 from apexmem.events.log import RecordedEvent
 from apexmem.readmodels.rows import EntityRow, FactRow, Reached
+from apexmem.recalled import Recall
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.diff import Diff
 from apexmem.replay.snapshot import FactView
@@ -34,6 +35,7 @@ __all__ = [
     "log_table",
     "moment",
     "reached_table",
+    "recall_table",
     "short",
     "stats_table",
     "summarize",
@@ -189,6 +191,30 @@ def reached_table(rows: Sequence[Reached], title: str) -> Table:
         table.add_column(column, overflow="fold")
     for r in rows:
         table.add_row(str(r.hops), r.name, r.entity_type, short(r.entity_id))
+    return table
+
+
+def recall_table(found: Recall, title: str) -> Table:
+    """Recalled hits, best first: score, kind, text, why, and where each came from."""
+    notes = []
+    if found.seeds:
+        notes.append(f"seeds: {', '.join(found.seeds)}")
+    if found.cut_short:
+        notes.append("cut short by the time budget")
+    caption = "; ".join(notes) or None
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for column in ("#", "score", "kind", "text", "why", "ref", "episode"):
+        table.add_column(column, overflow="fold")
+    for rank, h in enumerate(found, 1):
+        table.add_row(
+            str(rank),
+            f"{h.score:.4f}",
+            h.kind,
+            h.text if h.message is None else f"{h.message.speaker}: {h.text}",
+            "; ".join(h.why),
+            h.provenance.ref or "",
+            h.provenance.episode or "",
+        )
     return table
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from sqlalchemy import select
 
-from apexmem import ApexmemError, Memory
+from apexmem import ApexmemError, Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.readmodels import FactRow, ReadModelStore, dump
 from apexmem.readmodels.tables import facts
@@ -67,7 +67,13 @@ class ReadModelMachine(RuleBasedStateMachine):
         self.root = Path(tempfile.mkdtemp(prefix="apexmem-sm-"))
         self.now = datetime(2030, 1, 1, tzinfo=UTC)
         self.embedder = HashingEmbedder(32)
-        self.memory = Memory.open(self.root / "mem", clock=lambda: self.now, embedder=self.embedder)
+        usage_each_recall, _ = parse_settings("[memory.recall]\nusage_batch = 1\n")
+        self.memory = Memory.open(
+            self.root / "mem",
+            settings=usage_each_recall,
+            clock=lambda: self.now,
+            embedder=self.embedder,
+        )
         self.rebuilt = ReadModelStore(self.root / "rebuilt.db")
         self.facts: list[UUID] = []
         self.moments: list[datetime] = [self.now]
@@ -99,6 +105,20 @@ class ReadModelMachine(RuleBasedStateMachine):
     @rule(episode=st.sampled_from(["conv-1", "conv-2"]), text=MESSAGES)
     def message(self, episode: str, text: str) -> None:
         self.memory.record_message(episode=episode, speaker="user", text=text, at=self.now)
+
+    @rule(
+        query=st.sampled_from([*PEOPLE, "Acme", "works at", "Bob Stone knows"]),
+        data=st.data(),
+        mode=st.sampled_from(["bfs", "activation"]),
+    )
+    def recall_inside_a_past_state(self, query: str, data: st.DataObject, mode: str) -> None:
+        """Recall only returns facts the as-of view holds; its usage events are projected too."""
+        moment = data.draw(st.sampled_from([None, *self.moments]))
+        probe = data.draw(st.one_of(st.none(), YEARS.map(year)))
+        found = self.memory.recall(query, mode=mode, known_at=moment, valid_at=probe, limit=20)
+        view = self.memory.as_of(known_at=moment)
+        visible = {f.fact_id for p in PEOPLE for f in view.facts_about(p, valid_at=probe)}
+        assert {h.item_id for h in found if h.kind == "fact"} <= visible
 
     @rule(seconds=st.sampled_from([0, 0, 1, 5, 60]))
     def tick(self, seconds: int) -> None:

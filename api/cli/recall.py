@@ -1,0 +1,89 @@
+"""`apexmem recall`: what the memory would hand an agent for a question."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import click
+
+from apexmem.cli.params import to_list, to_time
+from apexmem.cli.state import State, pass_state
+
+__all__ = ["recall"]
+
+
+@click.command()
+@click.argument("query")
+@click.option(
+    "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="At most this many."
+)
+@click.option(
+    "--hops", default=2, show_default=True, type=click.IntRange(min=0), help="Graph hops at most."
+)
+@click.option(
+    "--types",
+    "edge_types",
+    callback=to_list,
+    metavar="TYPE,TYPE",
+    default=None,
+    help="Only facts of these edge types: semantic, temporal, causal, entity (comma-separated), "
+    "or all (default: the graph walks the types the question's keywords point to).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["bfs", "activation"]),
+    default="bfs",
+    show_default=True,
+    help="Graph expansion: breadth-first, or spreading activation.",
+)
+@click.option("--valid-at", callback=to_time, metavar="TIME", help="Recall the world at this time.")
+@click.option("--known-at", callback=to_time, metavar="TIME", help="Recall what was known then.")
+@click.option(
+    "--context",
+    "budget",
+    type=click.IntRange(min=1),
+    metavar="CHARS",
+    help="Print the hits as prompt lines within CHARS characters instead of a table.",
+)
+@pass_state
+def recall(
+    state: State,
+    *,
+    query: str,
+    limit: int,
+    hops: int,
+    edge_types: tuple[str, ...] | None,
+    mode: str,
+    valid_at: datetime | None,
+    known_at: datetime | None,
+    budget: int | None,
+) -> None:
+    """The facts and messages that best answer QUERY, best first, with why and where from.
+
+    Example: apexmem recall "What technologies does Alice's team use?" --hops 2
+    """
+    from apexmem.cli.render import console, emit_json, recall_table
+
+    with state.open() as memory:
+        found = memory.recall(
+            query,
+            limit=limit,
+            max_hops=hops,
+            edge_types=_types(edge_types),
+            mode=mode,
+            valid_at=valid_at,
+            known_at=known_at,
+        )
+        context = None if budget is None else memory.format_context(found, budget_chars=budget)
+    if state.as_json:
+        emit_json(found)
+    elif context is not None:
+        click.echo(context)
+    else:
+        console.print(recall_table(found, f"recall: {query}"))
+
+
+def _types(given: tuple[str, ...] | None) -> list[str] | None:
+    if not given:
+        return None
+    return [] if given == ("all",) else list(given)

@@ -1,0 +1,443 @@
+"""The recall pipeline (DESIGN 6): seeds, graph expansion, three ranked lists, fusion, hits.
+
+1. Full text: facts and messages holding any of the question's content words, by BM25.
+2. Vectors: the facts and messages nearest to the question's embedding (FAISS).
+3. Graph: seeds (entities named by the question's words, or nearest to it, scored with
+   their structure), then a BFS or a spreading activation over believed edges, each edge
+   scored `match * 1/(1+hop) * evolved_weight * type_weight`.
+The three lists are fused by reciprocal rank fusion (k = 60), facts deduplicated by
+(subject, relation, object, edge type), and cut to `limit`. Everything is read in one
+read transaction, in the state asked for (`valid_at`, `known_at`). A time budget ends
+the work early with what was found, marked as cut short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from datetime import datetime
+from time import monotonic
+from typing import Final, Literal
+from uuid import UUID
+
+import msgspec
+import numpy as np
+from sqlalchemy import Connection
+
+from apexmem.domain.names import cut_utf8
+from apexmem.domain.recall import (
+    ActivationParams,
+    Edge,
+    classify_edge_types,
+    composite_score,
+    reciprocal_rank_fusion,
+    score_with_decay,
+    spread,
+)
+from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
+from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms
+from apexmem.domain.settings import Settings
+from apexmem.domain.types import parse_edge_type
+from apexmem.events.errors import ValidationError
+from apexmem.readmodels import FactRow, ReadModelStore, facts_of, names_of, search_entities
+from apexmem.readmodels.recall import (
+    communities_of,
+    edge_structure,
+    fact_positions,
+    ranked_facts,
+    ranked_messages,
+    retrieval_counts,
+    visible_facts,
+    visible_messages,
+)
+from apexmem.readmodels.rows import MessageRow
+from apexmem.readmodels.search import visible_entities
+from apexmem.readmodels.traverse import expand
+from apexmem.recalled import Provenance, Recall, RecallHit
+from apexmem.similarity import Similarity
+
+__all__ = ["MODES", "Recaller"]
+
+MODES: Final = ("bfs", "activation")
+_SEED_WORDS: Final = 5
+"""Words of a question looked up as entity names (the reference's first five)."""
+_MIN_TIMEOUT_MS: Final = 100
+"""A budget of 0 means this (as in the reference): a recall always gets some time."""
+
+_Key = tuple[Literal["fact", "message"], UUID]
+
+
+class Recaller:
+    """Answers `recall` over the read models and the vector index of one memory."""
+
+    def __init__(
+        self,
+        store: ReadModelStore,
+        similarity: Similarity | None,
+        settings: Settings,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._similarity = similarity
+        self._settings = settings
+        self._clock = clock
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        max_hops: int | None = None,
+        edge_types: Sequence[str] | None = None,
+        mode: str | None = None,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> Recall:
+        """The facts and messages that best answer `query` (see the module docstring)."""
+        graph = self._settings.memory.graph
+        activation = graph.spreading_activation
+        chosen_mode = _mode(mode, "activation" if activation.enabled else "bfs")
+        size = graph.recall_limit if limit is None else _count("limit", limit)
+        hops = graph.max_hops if max_hops is None else _count("max_hops", max_hops)
+        explicit = None if edge_types is None else _edge_types(edge_types)
+        terms = content_terms(query)
+        if not terms or size == 0:
+            return Recall(hits=[], edge_types=list(explicit or []))
+        walked = explicit if explicit is not None else classify_edge_types(query)
+        budget = max(activation.recall_timeout_ms, 0) or _MIN_TIMEOUT_MS
+        run = _Run(
+            size=size,
+            pool=max(size, self._settings.memory.recall.candidates),
+            terms=terms,
+            valid_at=valid_at,
+            known_at=known_at,
+            explicit=explicit or [],
+            walked=walked,
+            deadline=monotonic() + budget / 1000.0,
+        )
+        vector = self._embed(query)
+        with self._store.read() as connection:
+            self._full_text(connection, run)
+            if vector is not None and not run.out_of_time():
+                self._vectors(connection, run, vector)
+            if not run.out_of_time():
+                seeds = self._seeds(connection, run, vector)
+                if chosen_mode == "bfs":
+                    self._bfs(connection, run, seeds, hops)
+                else:
+                    self._activation(connection, run, seeds, hops)
+            return run.result(connection)
+
+    def _embed(self, query: str) -> np.ndarray | None:
+        if self._similarity is None:
+            return None
+        vector: np.ndarray = self._similarity.embedder.embed([cut_utf8(query, MAX_QUERY_BYTES)])[0]
+        return vector
+
+    def _full_text(self, connection: Connection, run: _Run) -> None:
+        found: list[tuple[float, _Key]] = []
+        for row, score in ranked_facts(
+            connection,
+            run.terms,
+            valid_at=run.valid_at,
+            known_at=run.known_at,
+            edge_types=run.explicit,
+            size=run.pool,
+        ):
+            run.facts[row.fact_id] = row
+            found.append((score, ("fact", row.fact_id)))
+        for message, score in ranked_messages(
+            connection, run.terms, valid_at=run.valid_at, known_at=run.known_at, size=run.pool
+        ):
+            run.messages[message.message_id] = message
+            found.append((score, ("message", message.message_id)))
+        run.add_list("full text", found)
+
+    def _vectors(self, connection: Connection, run: _Run, vector: np.ndarray) -> None:
+        assert self._similarity is not None
+        index = self._similarity.index
+        # Superseded and retracted versions are in the index too: ask for more than needed.
+        near_facts = index.nearest("fact", vector, run.pool * 3)
+        near_messages = index.nearest("message", vector, run.pool)
+        facts = visible_facts(
+            connection,
+            [i for i, _ in near_facts],
+            valid_at=run.valid_at,
+            known_at=run.known_at,
+            edge_types=run.explicit,
+        )
+        messages = visible_messages(
+            connection, [i for i, _ in near_messages], valid_at=run.valid_at, known_at=run.known_at
+        )
+        run.facts.update(facts)
+        run.messages.update(messages)
+        found: list[tuple[float, _Key]] = [(s, ("fact", i)) for i, s in near_facts if i in facts]
+        found += [(s, ("message", i)) for i, s in near_messages if i in messages]
+        run.add_list("vector", found)
+
+    def _seeds(
+        self, connection: Connection, run: _Run, vector: np.ndarray | None
+    ) -> dict[UUID, float]:
+        matches: dict[UUID, float] = {}
+        for word in run.terms[:_SEED_WORDS]:
+            for hit in search_entities(connection, word, known_at=run.known_at, limit=run.size * 2):
+                matches[hit.entity_id] = max(matches.get(hit.entity_id, 0.0), hit.score)
+        if not matches and vector is not None and self._similarity is not None:
+            near = self._similarity.index.nearest("entity", vector, run.size)
+            roots = visible_entities(connection, [i for i, _ in near], known_at=run.known_at)
+            for entity, score in near:
+                if entity in roots:
+                    root = roots[entity]
+                    matches[root] = max(matches.get(root, 0.0), score, 0.0)
+        if not matches:
+            return {}
+        structure = edge_structure(
+            connection,
+            list(matches),
+            valid_at=run.valid_at,
+            known_at=run.known_at,
+            edge_types=run.walked,
+        )
+        chosen = self._settings.memory.graph.spreading_activation
+        seeds = hybrid_seeds(
+            matches,
+            structural_scores(structure),
+            limit=run.size,
+            weight=chosen.seed_structural_weight,
+            communities=communities_of(connection, list(matches)),
+            community_cap=chosen.seed_community_cap,
+        )
+        run.seed_names = names_of(connection, list(seeds))
+        run.seeds = seeds
+        return seeds
+
+    def _bfs(self, connection: Connection, run: _Run, seeds: dict[UUID, float], hops: int) -> None:
+        expansion = expand(
+            connection,
+            seeds,
+            max_hops=hops,
+            edge_types=run.walked,
+            valid_at=run.valid_at,
+            known_at=run.known_at,
+            out_of_time=run.out_of_time,
+        )
+        run.cut_short |= expansion.cut_short
+        counts = retrieval_counts(connection, [e.fact_id for e in expansion.edges])
+        graph = self._settings.memory.graph
+        now = run.valid_at or self._clock()
+        found: list[tuple[float, _Key]] = []
+        for edge in expansion.edges:
+            ends = [expansion.reached[n] for n in (edge.subject_id, edge.object_id) if n]
+            hop, match, seed = max(ends, key=lambda end: (end[1] / (1 + end[0]), -end[0]))
+            score = score_with_decay(
+                composite_score(
+                    match, hop, edge.confidence, edge.edge_type,
+                    retrieval_count=counts.get(edge.fact_id, 0.0),
+                ),
+                edge.valid_from,
+                now,
+                graph.temporal_decay_rate,
+            )  # fmt: skip
+            run.facts.setdefault(edge.fact_id, edge)
+            key: _Key = ("fact", edge.fact_id)
+            found.append((score, key))
+            where = "an edge of" if hop == 0 else f"{hop} hop{'s' if hop > 1 else ''} from"
+            run.graph_why[key] = (
+                f"graph: {where} {run.seed_name(seed)} ({edge.edge_type}, {score:.2f})"
+            )
+        run.add_list("graph", found)
+
+    def _activation(
+        self, connection: Connection, run: _Run, seeds: dict[UUID, float], hops: int
+    ) -> None:
+        rows: dict[UUID, FactRow] = {}
+
+        def edges_of(ids: Sequence[UUID]) -> list[Edge]:
+            fetched = facts_of(
+                connection,
+                ids,
+                valid_at=run.valid_at,
+                known_at=run.known_at,
+                edge_types=run.walked,
+                edges_only=True,
+            )
+            counts = retrieval_counts(connection, [f.fact_id for f in fetched])
+            edges = []
+            for f in fetched:
+                rows[f.fact_id] = f
+                assert f.object_id is not None
+                edges.append(
+                    Edge(
+                        edge_id=f.fact_id,
+                        source=f.subject_id,
+                        target=f.object_id,
+                        edge_type=f.edge_type,
+                        confidence=f.confidence,
+                        retrieval_count=counts.get(f.fact_id, 0.0),
+                        valid_from=f.valid_from,
+                    )
+                )
+            return edges
+
+        params = msgspec.structs.replace(
+            ActivationParams.of(self._settings.memory.graph), max_hops=hops
+        )
+        result = spread(
+            seeds,
+            edges_of,
+            params,
+            now=run.valid_at or self._clock(),
+            edge_types=run.walked,
+            out_of_time=run.out_of_time,
+        )
+        run.cut_short |= result.cut_short
+        found: list[tuple[float, _Key]] = []
+        for edge, activation in result.facts:
+            run.facts.setdefault(edge.edge_id, rows[edge.edge_id])
+            key: _Key = ("fact", edge.edge_id)
+            found.append((activation, key))
+            run.graph_why[key] = f"activation {activation:.2f} over a {edge.edge_type} edge"
+        run.add_list("graph", found)
+
+
+class _Run:
+    """One recall's working state: its arguments, the items found and the ranked lists."""
+
+    def __init__(
+        self,
+        *,
+        size: int,
+        pool: int,
+        terms: list[str],
+        valid_at: datetime | None,
+        known_at: datetime | None,
+        explicit: list[str],
+        walked: list[str],
+        deadline: float,
+    ) -> None:
+        self.size = size
+        self.pool = pool
+        self.terms = terms
+        self.valid_at = valid_at
+        self.known_at = known_at
+        self.explicit = explicit
+        self.walked = walked
+        self.deadline = deadline
+        self.cut_short = False
+        self.facts: dict[UUID, FactRow] = {}
+        self.messages: dict[UUID, MessageRow] = {}
+        self.lists: list[tuple[str, list[_Key]]] = []
+        self.graph_why: dict[_Key, str] = {}
+        self.seeds: dict[UUID, float] = {}
+        self.seed_names: dict[UUID, tuple[str, str]] = {}
+
+    def out_of_time(self) -> bool:
+        if monotonic() > self.deadline:
+            self.cut_short = True
+        return self.cut_short
+
+    def seed_name(self, entity: UUID) -> str:
+        return self.seed_names.get(entity, (str(entity), ""))[0]
+
+    def add_list(self, name: str, found: list[tuple[float, _Key]]) -> None:
+        """A ranked list for the fusion: best score first, each item once, `pool` long."""
+        found.sort(key=lambda pair: -pair[0])
+        self.lists.append((name, list(dict.fromkeys(k for _, k in found))[: self.pool]))
+
+    def result(self, connection: Connection) -> Recall:
+        fused = reciprocal_rank_fusion(keys for _, keys in self.lists)
+        ranks = {name: {k: r for r, k in enumerate(keys, 1)} for name, keys in self.lists}
+        chosen: list[tuple[_Key, float]] = []
+        seen: set[Hashable] = set()
+        for key, score in fused:
+            identity = self._identity(key)
+            if identity in seen:
+                continue
+            seen.add(identity)
+            chosen.append((key, score))
+            if len(chosen) == self.size:
+                break
+        positions = fact_positions(connection, [i for (kind, i), _ in chosen if kind == "fact"])
+        hits = [self._hit(key, score, ranks, positions) for key, score in chosen]
+        seeds = sorted(self.seeds, key=lambda s: (-self.seeds[s], s))
+        return Recall(
+            hits=hits,
+            cut_short=self.cut_short,
+            edge_types=list(self.walked),
+            seeds=[self.seed_name(s) for s in seeds],
+        )
+
+    def _identity(self, key: _Key) -> Hashable:
+        kind, item = key
+        if kind == "message":
+            return key
+        f = self.facts[item]
+        return (f.subject_id, f.relation, f.object_id, f.object, f.edge_type)
+
+    def _hit(
+        self,
+        key: _Key,
+        score: float,
+        ranks: dict[str, dict[_Key, int]],
+        positions: dict[UUID, list[int]],
+    ) -> RecallHit:
+        why = []
+        for name, ranked in ranks.items():
+            if key not in ranked:
+                continue
+            why.append(self.graph_why[key] if name == "graph" else f"{name} #{ranked[key]}")
+        kind, item = key
+        if kind == "fact":
+            f = self.facts[item]
+            return RecallHit(
+                kind="fact",
+                item_id=item,
+                text=f.fact,
+                score=score,
+                confidence=f.confidence,
+                why=why,
+                provenance=Provenance(
+                    episode=f.episode,
+                    actor=f.actor,
+                    ref=f.ref,
+                    recorded_at=f.recorded_at,
+                    positions=positions.get(item, [f.position]),
+                ),
+                fact=f,
+            )
+        m = self.messages[item]
+        return RecallHit(
+            kind="message",
+            item_id=item,
+            text=m.text,
+            score=score,
+            confidence=1.0,
+            why=why,
+            provenance=Provenance(
+                episode=m.conversation,
+                actor=m.speaker,
+                ref=m.ref,
+                recorded_at=m.recorded_at,
+                positions=[m.position],
+            ),
+            message=m,
+        )
+
+
+def _mode(value: str | None, default: str) -> str:
+    if value is None:
+        return default
+    if value not in MODES:
+        raise ValidationError("mode", value, f"is not one of {', '.join(MODES)}")
+    return value
+
+
+def _count(field: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError(field, value, "must be a whole number, 0 or more")
+    return value
+
+
+def _edge_types(values: Sequence[str]) -> list[str]:
+    if isinstance(values, str):
+        raise ValidationError("edge_types", values, "must be a list of edge types, not one string")
+    return list(dict.fromkeys(parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(values)))

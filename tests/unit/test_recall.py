@@ -1,0 +1,213 @@
+"""Recall through the Memory facade: lists, graph expansion, fusion, time axes, usage, bad input.
+
+Real SQLite, FTS5 and FAISS; the hashing embedder stands in for WordLlama (deterministic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from apexmem import Memory, ValidationError, parse_settings
+from apexmem.domain.embedding import HashingEmbedder
+from apexmem.events import FactsRetrieved
+from apexmem.readmodels.recall import retrieval_counts
+
+
+def year(value: int) -> datetime:
+    return datetime(value, 1, 1, tzinfo=UTC)
+
+
+def edge(subject: str, relation: str, obj: str, **extra: Any) -> dict[str, Any]:
+    return {"subject": subject, "relation": relation, "object": obj, **extra}
+
+
+@pytest.fixture
+def team(memory: Memory) -> Memory:
+    """Alice is in the platform team; the team uses Rust and Kafka; Rust builds with cargo."""
+    memory.assert_facts(
+        [
+            edge("Alice", "member_of", "Platform Team", subject_type="person"),
+            edge("Platform Team", "uses", "Rust", fact="The platform team writes Rust"),
+            edge("Platform Team", "uses", "Kafka", fact="The platform team streams with Kafka"),
+            edge("Rust", "builds_with", "cargo", edge_type="entity", confidence=0.95),
+            edge("Outage", "caused", "Rollback", edge_type="causal"),
+            edge("Bob", "likes", "Pizza", subject_type="person"),
+        ]
+    )
+    memory.record_message(
+        episode="chat-1", speaker="user", text="Alice moved to the platform team", ref="D1:1"
+    )
+    return memory
+
+
+def fact_texts(found: Any) -> list[str]:
+    return [h.text for h in found if h.kind == "fact"]
+
+
+def test_a_recall_gives_facts_and_messages_best_first_with_why_and_provenance(
+    team: Memory,
+) -> None:
+    found = team.recall("What does the platform team use?", limit=10)
+    assert found.hits, "the team's facts should be recalled"
+    scores = [h.score for h in found]
+    assert scores == sorted(scores, reverse=True)
+    assert found.seeds[0] == "Platform Team"
+    top = found[0]
+    assert top.kind == "fact" and "platform team" in top.text.lower()
+    assert any(w.startswith("full text #") for w in top.why)
+    assert any(w.startswith("graph: an edge of Platform Team") for w in top.why)
+    assert top.provenance.positions and top.fact is not None
+    message = next(h for h in found if h.kind == "message")
+    assert (message.provenance.ref, message.provenance.episode) == ("D1:1", "chat-1")
+    assert message.provenance.actor == "user"
+
+
+def test_a_fact_two_hops_from_the_named_entity_is_found_through_the_graph(team: Memory) -> None:
+    found = team.recall("Alice", max_hops=2, edge_types=["semantic"], limit=10)
+    kafka = next(h for h in found if h.text == "The platform team streams with Kafka")
+    assert "graph: 1 hop from Alice (semantic, 0.44)" in kafka.why
+    shallow = team.recall("Alice", max_hops=0, edge_types=["semantic"], limit=10)
+    assert all(not w.startswith("graph") for h in shallow for w in h.why)
+
+
+def test_spreading_activation_reaches_neighbours_too(team: Memory) -> None:
+    found = team.recall("Alice", mode="activation", max_hops=2, limit=10)
+    walked = {h.text: h.why for h in found}
+    assert any(w.startswith("activation ") for w in walked["Alice member_of Platform Team"])
+    assert any(w.startswith("activation ") for w in walked["The platform team writes Rust"])
+
+
+def test_an_explicit_edge_type_list_restricts_every_fact(team: Memory) -> None:
+    found = team.recall("Rust platform outage rollback cargo", edge_types=["causal"], limit=10)
+    kinds = {h.fact.edge_type for h in found if h.fact is not None}
+    assert kinds == {"causal"}
+    assert found.edge_types == ["causal"]
+
+
+def test_the_router_picks_the_walked_types_from_keywords(team: Memory) -> None:
+    assert team.recall("why the outage").edge_types == ["causal", "semantic"]
+    assert team.recall("the outage").edge_types == ["semantic"]
+    assert team.recall("the outage", edge_types=[]).edge_types == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!...", '"*():^'])
+def test_an_empty_or_punctuation_only_query_recalls_nothing(team: Memory, query: str) -> None:
+    assert list(team.recall(query)) == []
+
+
+def test_a_huge_query_is_cut_not_refused(team: Memory) -> None:
+    found = team.recall("platform " * 12_000)
+    assert found.hits and len("platform " * 12_000) > 100_000
+
+
+def test_an_unknown_mode_or_edge_type_is_refused_naming_what_is_accepted(team: Memory) -> None:
+    with pytest.raises(ValidationError, match=r"mode: 'dfs' is not one of bfs, activation"):
+        team.recall("Alice", mode="dfs")
+    with pytest.raises(ValidationError, match=r"edge_types\[1\]: 'bogus' is not one of semantic"):
+        team.recall("Alice", edge_types=["causal", "bogus"])
+    with pytest.raises(ValidationError, match="edge_types: 'causal' must be a list"):
+        team.recall("Alice", edge_types="causal")
+    with pytest.raises(ValidationError, match="limit: -1 must be a whole number"):
+        team.recall("Alice", limit=-1)
+    assert list(team.recall("Alice", limit=0)) == []
+
+
+def test_a_limit_caps_the_hits(team: Memory) -> None:
+    assert len(team.recall("platform team Rust Kafka Alice", limit=2)) == 2
+
+
+def test_recall_inside_a_past_state_on_both_time_axes(memory: Memory) -> None:
+    job = {"subject": "Alice", "subject_type": "person", "relation": "works_at"}
+    memory.assert_fact(**job, object="Acme", object_type="organization", valid_from=year(2020))
+    learned = memory.facts_about("Alice")[0].recorded_at
+    memory.assert_fact(**job, object="Globex", object_type="organization", valid_from=year(2023))
+
+    def employers(**when: Any) -> list[str]:
+        return sorted(
+            h.fact.object or "" for h in memory.recall("Alice works", **when) if h.fact is not None
+        )
+
+    assert employers() == ["Globex"]
+    assert employers(valid_at=year(2021)) == ["Acme"]
+    assert employers(known_at=learned) == ["Acme"]
+    assert employers(known_at=learned - timedelta(microseconds=1)) == []
+    assert employers(valid_at="2024-06-01 00:00:00") == ["Globex"]
+
+
+def test_a_message_is_recalled_only_once_said_and_recorded(memory: Memory) -> None:
+    memory.record_message(episode="c", speaker="user", text="Kafka is down", at=year(2024))
+    assert [h.text for h in memory.recall("kafka")] == ["Kafka is down"]
+    assert list(memory.recall("kafka", valid_at=year(2023))) == []
+    assert list(memory.recall("kafka", known_at=year(2000))) == []
+
+
+def test_each_recall_records_one_usage_event_that_feeds_retrieval_counts(team: Memory) -> None:
+    first = team.recall("platform team", limit=3)
+    second = team.recall("platform team", limit=3)
+    team.close()  # appends the usage held back for batching
+    reopened = Memory.open(team.directory, embedder=HashingEmbedder())
+    used = [e.data for e in reopened.events(tags=["facts-retrieved.v1"])]
+    assert [u.fact_ids for u in used if isinstance(u, FactsRetrieved)] == [
+        [h.item_id for h in first if h.kind == "fact"],
+        [h.item_id for h in second if h.kind == "fact"],
+    ]
+    reopened.project()
+    with reopened.store.read() as connection:
+        counts = retrieval_counts(connection, [h.item_id for h in first])
+    assert counts == {h.item_id: 2.0 for h in first if h.kind == "fact"}
+    reopened.close()
+
+
+def test_usage_recording_can_be_turned_off(tmp_path: Path, clock: Callable[[], datetime]) -> None:
+    settings, _ = parse_settings("[memory.recall]\nrecord_usage = false\n")
+    with Memory.open(tmp_path, settings=settings, clock=clock, embedder=HashingEmbedder()) as mem:
+        mem.assert_fact(subject="Alice", relation="uses", object="Rust")
+        assert mem.recall("Alice").hits
+        before = mem.log.last_position()
+    with Memory.open(tmp_path, settings=settings, clock=clock, embedder=HashingEmbedder()) as mem:
+        assert mem.log.last_position() == before
+
+
+def test_usage_is_appended_before_the_next_write(team: Memory) -> None:
+    team.recall("platform team")
+    team.assert_fact(subject="Carol", relation="uses", object="Golang")
+    tags = [e.tag for e in team.events(start=team.log.last_position() - 5)]
+    assert tags.index("facts-retrieved.v1") < tags.index("fact-asserted.v1")
+
+
+def test_the_time_budget_returns_what_was_found_marked_cut_short(
+    team: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ticks = iter(range(0, 10_000, 10))  # every reading of the clock is ten seconds later
+    monkeypatch.setattr("apexmem.recall.monotonic", lambda: float(next(ticks)))
+    found = team.recall("platform team", limit=5)
+    assert found.cut_short
+    assert found.hits and all(w.startswith("full text") for h in found for w in h.why)
+
+
+def test_facts_are_deduplicated_by_subject_relation_object_and_edge_type(team: Memory) -> None:
+    found = team.recall("platform team Rust Kafka cargo Alice", limit=20)
+    keys = [
+        (h.fact.subject_id, h.fact.relation, h.fact.object, h.fact.edge_type)
+        for h in found
+        if h.fact is not None
+    ]
+    assert len(keys) == len(set(keys))
+
+
+def test_format_context_renders_lines_within_the_budget(memory: Memory) -> None:
+    memory.assert_fact(
+        subject="Rust",
+        relation="uses",
+        object="cargo",
+        fact="Rust uses\ncargo <b>",
+        confidence=0.95,
+    )
+    found = memory.recall("Rust cargo")
+    assert memory.format_context(found) == "- Rust uses cargo b (confidence: 0.95)"
+    assert memory.format_context(found, budget_chars=10) == ""

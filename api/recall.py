@@ -113,6 +113,7 @@ class Recaller:
             explicit=explicit or [],
             walked=walked,
             deadline=monotonic() + budget / 1000.0,
+            weights=self._weights(),
         )
         vector = self._embed(query)
         with self._store.read() as connection:
@@ -126,6 +127,14 @@ class Recaller:
                 else:
                     self._activation(connection, run, seeds, hops)
             return run.result(connection)
+
+    def _weights(self) -> dict[str, float]:
+        chosen = self._settings.memory.recall
+        return {
+            "full text": chosen.full_text_weight,
+            "vector": chosen.vector_weight,
+            "graph": chosen.graph_weight,
+        }
 
     def _embed(self, query: str) -> np.ndarray | None:
         if self._similarity is None:
@@ -313,8 +322,10 @@ class _Run:
         explicit: list[str],
         walked: list[str],
         deadline: float,
+        weights: dict[str, float],
     ) -> None:
         self.size = size
+        self.weights = weights
         self.pool = pool
         self.terms = terms
         self.valid_at = valid_at
@@ -344,15 +355,22 @@ class _Run:
         self.lists.append((name, list(dict.fromkeys(k for _, k in found))[: self.pool]))
 
     def result(self, connection: Connection) -> Recall:
-        fused = reciprocal_rank_fusion(keys for _, keys in self.lists)
+        fused = reciprocal_rank_fusion(
+            [keys for _, keys in self.lists], weights=[self.weights[n] for n, _ in self.lists]
+        )
         ranks = {name: {k: r for r, k in enumerate(keys, 1)} for name, keys in self.lists}
         chosen: list[tuple[_Key, float]] = []
         seen: set[Hashable] = set()
+        sources: dict[str, set[Hashable]] = {"fact": set(), "message": set()}
         for key, score in fused:
             identity = self._identity(key)
-            if identity in seen:
+            source = self._source(key)
+            other = "message" if key[0] == "fact" else "fact"
+            if identity in seen or (source is not None and source in sources[other]):
                 continue
             seen.add(identity)
+            if source is not None:
+                sources[key[0]].add(source)
             chosen.append((key, score))
             if len(chosen) == self.size:
                 break
@@ -365,6 +383,18 @@ class _Run:
             edge_types=list(self.walked),
             seeds=[self.seed_name(s) for s in seeds],
         )
+
+    def _source(self, key: _Key) -> Hashable | None:
+        """A message and a fact learned from it (same episode and ref) are one piece of evidence.
+
+        Facts sharing a source are not collapsed: each says something else.
+        """
+        kind, item = key
+        if kind == "message":
+            m = self.messages[item]
+            return None if m.ref is None else ("message", m.conversation, m.ref)
+        f = self.facts[item]
+        return None if f.ref is None or f.episode is None else ("message", f.episode, f.ref)
 
     def _identity(self, key: _Key) -> Hashable:
         kind, item = key

@@ -124,8 +124,14 @@ class RecallSettings(_Section, frozen=True, kw_only=True):
     batches) so retrieval counts feed the evolved weight."""
     usage_batch: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32
     """Usage events held before they are appended together (also on close and before writes)."""
-    candidates: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 30
-    """Items each list (full text, vectors, graph) brings to the fusion, at least `limit`."""
+    candidates: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 15
+    """Items each list (full text, vectors, graph) brings to the fusion, at least `limit`.
+    Tuned on LoCoMo's categories (bench/locomo.py): a longer list lets items ranked low
+    by two lists outrank the best of one."""
+    full_text_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 1.0
+    vector_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.5
+    graph_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 1.0
+    """Each list's weight in the reciprocal rank fusion (`weight / (60 + rank)`)."""
 
 
 class MemorySettings(_Section, frozen=True, kw_only=True):

@@ -51,6 +51,9 @@ __all__ = [
 ]
 
 _OPTIONS: Final = "tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'"
+_TEXT_OPTIONS: Final = "tokenize = 'porter unicode61 remove_diacritics 2', prefix = '2 3'"
+"""Running text (fact sentences, messages) is also stemmed: "painted" finds "painting".
+Names are not: a name is matched as written, or as a prefix."""
 
 entities_fts: Final = table(
     "entities_fts", column("rowid"), column("entity_id"), column("name"), column("summary")
@@ -68,9 +71,10 @@ _WEIGHTS: Final[dict[str, tuple[float, ...]]] = {
 _CREATE_TABLES: Final = {
     "entities_fts": f"CREATE VIRTUAL TABLE entities_fts USING fts5("
     f"entity_id UNINDEXED, name, aliases, summary, {_OPTIONS})",
-    "facts_fts": f"CREATE VIRTUAL TABLE facts_fts USING fts5(fact_id UNINDEXED, fact, {_OPTIONS})",
+    "facts_fts": "CREATE VIRTUAL TABLE facts_fts USING fts5("
+    f"fact_id UNINDEXED, fact, {_TEXT_OPTIONS})",
     "messages_fts": f"CREATE VIRTUAL TABLE messages_fts USING fts5("
-    f"message_id UNINDEXED, text, {_OPTIONS})",
+    f"message_id UNINDEXED, text, {_TEXT_OPTIONS})",
 }
 TABLES: Final = tuple(_CREATE_TABLES)
 
@@ -149,14 +153,15 @@ _FILL: Final = (
 
 
 def ensure(connection: Connection) -> None:
-    """Create the full-text tables if any is missing, filled from the graph tables.
+    """Create the full-text tables if any is missing or differs, filled from the graph tables.
 
-    A no-op when all are in place (every open of the store calls it).
+    A no-op when all are in place as defined here (every open of the store calls it), so
+    a store made with other tokenizer options is reindexed once.
     """
-    present = set(
-        connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'").scalars()
+    present = dict(
+        connection.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all()
     )
-    if present.issuperset(_CREATE_TABLES):
+    if all(present.get(name) == sql for name, sql in _CREATE_TABLES.items()):
         return
     drop(connection)
     for statement in (*_CREATE_TABLES.values(), *_FILL):

@@ -210,8 +210,7 @@ def retrieval_counts(connection: Connection, ids: Iterable[UUID]) -> dict[UUID, 
     counts: dict[UUID, float] = {}
     for i in range(0, len(wanted), _CHUNK):
         counts.update(
-            (r.fact_id, r[1])
-            for r in connection.execute(_COUNTS, {"ids": wanted[i : i + _CHUNK]})
+            (r.fact_id, r[1]) for r in connection.execute(_COUNTS, {"ids": wanted[i : i + _CHUNK]})
         )
     return counts
 

@@ -14,16 +14,18 @@ T = TypeVar("T")
 
 
 def reciprocal_rank_fusion(
-    rankings: Iterable[Sequence[K]], *, k: int = RRF_K
+    rankings: Iterable[Sequence[K]], *, k: int = RRF_K, weights: Sequence[float] = ()
 ) -> list[tuple[K, float]]:
-    """Items of several best-first rankings by `sum(1 / (k + rank))`, rank from 1, best first.
+    """Items of several best-first rankings by `sum(w / (k + rank))`, rank from 1, best first.
 
-    Ties keep the order in which items were first seen, so the result is deterministic.
+    `weights` has one weight per ranking (1 for each when empty). Ties keep the order in
+    which items were first seen, so the result is deterministic.
     """
     scores: dict[K, float] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        weight = weights[i] if weights else 1.0
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     order = {item: i for i, item in enumerate(scores)}
     return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
 

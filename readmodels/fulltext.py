@@ -158,9 +158,8 @@ def ensure(connection: Connection) -> None:
     A no-op when all are in place as defined here (every open of the store calls it), so
     a store made with other tokenizer options is reindexed once.
     """
-    present = dict(
-        connection.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all()
-    )
+    tables = connection.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+    present: dict[str, str] = {row[0]: row[1] for row in tables}
     if all(present.get(name) == sql for name, sql in _CREATE_TABLES.items()):
         return
     drop(connection)

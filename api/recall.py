@@ -401,7 +401,8 @@ class _Run:
         if kind == "message":
             return key
         f = self.facts[item]
-        return (f.subject_id, f.relation, f.object_id, f.object, f.edge_type)
+        said = f.fact if f.object is None else f.object  # a note is told apart by its sentence
+        return (f.subject_id, f.relation, f.object_id, said, f.edge_type)
 
     def _hit(
         self,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from apexmem import Memory, ValidationError
+from apexmem.domain.embedding import HashingEmbedder
 from apexmem.readmodels import ReadModelStore, dump, fulltext
 from apexmem.replay.runner import Runner
 
@@ -270,3 +271,18 @@ def test_a_message_is_not_found_before_it_was_recorded(memory: Memory) -> None:
 
     assert [h.text for h in then.search_messages("words")] == ["first words"]
     assert len(memory.search_messages("words")) == 2
+
+
+def test_a_store_indexed_with_other_tokenizer_options_is_reindexed_when_opened(
+    memory: Memory,
+) -> None:
+    memory.record_message(episode="c", speaker="user", text="painting sunsets")
+    memory.close()
+    with ReadModelStore(memory.store.path).write() as connection:
+        connection.exec_driver_sql("DROP TABLE messages_fts")
+        connection.exec_driver_sql(
+            "CREATE VIRTUAL TABLE messages_fts USING fts5(message_id UNINDEXED, text)"
+        )
+    reopened = Memory.open(memory.directory, embedder=HashingEmbedder())
+    assert [h.text for h in reopened.search_messages("painted")] == ["painting sunsets"]
+    reopened.close()

@@ -211,3 +211,30 @@ def test_format_context_renders_lines_within_the_budget(memory: Memory) -> None:
     found = memory.recall("Rust cargo")
     assert memory.format_context(found) == "- Rust uses cargo b (confidence: 0.95)"
     assert memory.format_context(found, budget_chars=10) == ""
+
+
+def test_a_fact_and_the_message_it_came_from_count_once(memory: Memory) -> None:
+    memory.record_message(episode="chat-1", speaker="Caroline", text="I went hiking", ref="D1:1")
+    memory.assert_fact(
+        subject="Caroline",
+        subject_type="person",
+        relation="observed",
+        fact="Caroline went hiking",
+        episode="chat-1",
+        ref="D1:1",
+    )
+    memory.assert_fact(
+        subject="Caroline",
+        subject_type="person",
+        relation="observed",
+        fact="Caroline enjoys hiking trips",
+        episode="chat-1",
+        ref="D1:1",
+    )
+    found = memory.recall("hiking")
+    assert sorted(h.kind for h in found) == ["fact", "fact"]
+
+
+def test_running_text_is_matched_by_its_stem(memory: Memory) -> None:
+    memory.record_message(episode="c", speaker="Mel", text="I love painting sunsets")
+    assert [h.text for h in memory.recall("Has Mel painted?")] == ["I love painting sunsets"]

@@ -38,7 +38,9 @@ from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms
 from apexmem.domain.settings import Settings
 from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
+from apexmem.events.timeutil import from_micros
 from apexmem.readmodels import FactRow, ReadModelStore, facts_of, names_of, search_entities
+from apexmem.readmodels.facts import fact_states
 from apexmem.readmodels.recall import (
     communities_of,
     edge_structure,
@@ -60,6 +62,10 @@ __all__ = ["MODES", "Recaller"]
 MODES: Final = ("bfs", "activation")
 _SEED_WORDS: Final = 5
 """Words of a question looked up as entity names (the reference's first five)."""
+_FRONTIER: Final = 20
+"""Entities a recall's BFS expands per hop at most (the strongest): an edge two hops out
+scores a third of one at the seed, and a hub's neighbours would otherwise cost thousands
+of rows for items that never reach the top of the list."""
 _MIN_TIMEOUT_MS: Final = 100
 """A budget of 0 means this (as in the reference): a recall always gets some time."""
 
@@ -199,6 +205,9 @@ class Recaller:
                     matches[root] = max(matches.get(root, 0.0), score, 0.0)
         if not matches:
             return {}
+        # Structure weighs 0.4 against the match's 0.6: only the best matches can be seeds.
+        best = sorted(matches, key=lambda e: (-matches[e], e))[: run.size * 3]
+        matches = {e: matches[e] for e in best}
         structure = edge_structure(
             connection,
             list(matches),
@@ -227,31 +236,35 @@ class Recaller:
             edge_types=run.walked,
             valid_at=run.valid_at,
             known_at=run.known_at,
+            frontier_limit=_FRONTIER,
             out_of_time=run.out_of_time,
         )
         run.cut_short |= expansion.cut_short
-        counts = retrieval_counts(connection, [e.fact_id for e in expansion.edges])
-        graph = self._settings.memory.graph
+        rate = self._settings.memory.graph.temporal_decay_rate
         now = run.valid_at or self._clock()
-        found: list[tuple[float, _Key]] = []
+        scored: list[tuple[float, str, int, int, str]] = []
         for edge in expansion.edges:
-            ends = [expansion.reached[n] for n in (edge.subject_id, edge.object_id) if n]
+            ends = [expansion.reached[n] for n in (edge.subject_id, edge.object_id)]
             hop, match, seed = max(ends, key=lambda end: (end[1] / (1 + end[0]), -end[0]))
-            score = score_with_decay(
-                composite_score(
-                    match, hop, edge.confidence, edge.edge_type,
-                    retrieval_count=counts.get(edge.fact_id, 0.0),
-                ),
-                edge.valid_from,
-                now,
-                graph.temporal_decay_rate,
-            )  # fmt: skip
-            run.facts.setdefault(edge.fact_id, edge)
-            key: _Key = ("fact", edge.fact_id)
+            score = composite_score(
+                match, hop, edge.confidence, edge.edge_type, retrieval_count=edge.retrievals
+            )
+            if rate > 0:
+                score = score_with_decay(score, from_micros(edge.valid_from), now, rate)
+            scored.append((score, edge.fact_id, edge.position, hop, seed))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        kept = scored[: run.pool]
+        rows = fact_states(connection, [(UUID(f), position) for _, f, position, _, _ in kept])
+        by_id = {row.fact_id: row for row in rows}
+        found: list[tuple[float, _Key]] = []
+        for score, fact, _, hop, seed in kept:
+            row = by_id[UUID(fact)]
+            run.facts.setdefault(row.fact_id, row)
+            key: _Key = ("fact", row.fact_id)
             found.append((score, key))
             where = "an edge of" if hop == 0 else f"{hop} hop{'s' if hop > 1 else ''} from"
             run.graph_why[key] = (
-                f"graph: {where} {run.seed_name(seed)} ({edge.edge_type}, {score:.2f})"
+                f"graph: {where} {run.seed_name(UUID(seed))} ({row.edge_type}, {score:.2f})"
             )
         run.add_list("graph", found)
 

@@ -9,11 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import ColumnElement, Connection, Uuid, bindparam, or_, select, type_coerce
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    String,
+    Uuid,
+    bindparam,
+    func,
+    select,
+    type_coerce,
+)
 
 from apexmem.readmodels.facts import fact_rows, fact_states, known, valid
 from apexmem.readmodels.facts import rows_statement as facts_statement
@@ -76,9 +85,27 @@ def ranked_facts(
     edge_types: Sequence[str] = (),
     size: int = 20,
 ) -> list[tuple[FactRow, float]]:
-    """Believed facts whose sentence holds any of `terms`, by BM25 (best first), with it."""
+    """Believed facts whose sentence holds any of `terms`, by BM25 (best first), with it.
+
+    The index alone is asked first (a common word matches thousands of sentences, and
+    joining each to its versions cost more than the ranking); when too few of its best
+    are visible at the times asked, the joined query answers instead.
+    """
     if not terms or size <= 0:
         return []
+    match = any_query(terms)
+    page = size * _SPARE
+    best = connection.execute(_FACTS_RANKED, {"match": match, "size": page}).all()
+    shown = visible_facts(
+        connection,
+        [r.fact_id for r in best],
+        valid_at=valid_at,
+        known_at=known_at,
+        edge_types=edge_types,
+    )
+    if len(shown) >= size or len(best) < page:
+        ranked = [(shown[r.fact_id], r.score) for r in best if r.fact_id in shown]
+        return ranked[:size]
     statement = (
         select(facts.c.fact_id, facts.c.position, rank(facts_fts).label("score"))
         .select_from(facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id))
@@ -86,12 +113,20 @@ def ranked_facts(
         .order_by(rank(facts_fts).desc(), facts_fts.c.rowid)
         .limit(size)
     )
-    found = connection.execute(statement, {"match": any_query(terms)}).all()
+    found = connection.execute(statement, {"match": match}).all()
     scores = {r.fact_id: r.score for r in found}
     rows = fact_states(connection, [(r.fact_id, r.position) for r in found])
     return [(row, scores[row.fact_id]) for row in rows]
 
 
+_SPARE: Final = 3
+"""Index rows read per fact wanted before falling back to the joined query."""
+_FACTS_RANKED: Final = (
+    select(type_coerce(facts_fts.c.fact_id, Uuid).label("fact_id"), rank(facts_fts).label("score"))
+    .where(matches(facts_fts))
+    .order_by(rank(facts_fts).desc(), facts_fts.c.rowid)
+    .limit(bindparam("size"))
+)
 _MESSAGE_ID: Final = type_coerce(messages_fts.c.message_id, Uuid)
 
 
@@ -166,27 +201,27 @@ def edge_structure(
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
 ) -> dict[UUID, tuple[int, int]]:
-    """(degree, distinct edge types) of each entity over the believed edges in play."""
-    wanted = set(ids)
-    degree: dict[UUID, int] = dict.fromkeys(wanted, 0)
-    kinds: dict[UUID, set[str]] = {e: set() for e in wanted}
+    """(degree, distinct edge types) of each entity over the believed edges in play.
+
+    Counted in SQL, per end and edge type (an edge from an entity to itself cannot exist).
+    """
+    wanted = {e.hex: e for e in ids}
+    degree: dict[str, int] = dict.fromkeys(wanted, 0)
+    kinds: dict[str, set[str]] = {e: set() for e in wanted}
     where = [*_fact_filters(valid_at, known_at, edge_types), facts.c.object_id.is_not(None)]
     listed = list(wanted)
-    for i in range(0, len(listed), _CHUNK):
-        part = listed[i : i + _CHUNK]
-        statement = select(facts.c.subject_id, facts.c.object_id, facts.c.edge_type).where(
-            or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)), *where
-        )
-        seen: set[tuple[Any, ...]] = set()
-        for row in connection.execute(statement):
-            if tuple(row) in seen:
-                continue
-            seen.add(tuple(row))
-            for end in (row.subject_id, row.object_id):
-                if end in wanted:
-                    degree[end] += 1
-                    kinds[end].add(row.edge_type)
-    return {e: (degree[e], len(kinds[e])) for e in wanted}
+    for end in (facts.c.subject_id, facts.c.object_id):
+        raw = type_coerce(end, String)
+        for i in range(0, len(listed), _CHUNK):
+            statement = (
+                select(raw, facts.c.edge_type, func.count())
+                .where(raw.in_(listed[i : i + _CHUNK]), *where)
+                .group_by(raw, facts.c.edge_type)
+            )
+            for entity, edge_type, count in connection.execute(statement):
+                degree[entity] += count
+                kinds[entity].add(edge_type)
+    return {wanted[e]: (degree[e], len(kinds[e])) for e in wanted}
 
 
 def communities_of(connection: Connection, ids: Sequence[UUID]) -> dict[UUID, UUID]:

@@ -8,21 +8,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import Connection
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    String,
+    func,
+    or_,
+    select,
+    type_coerce,
+)
 
 from apexmem.domain.recall.activation import Edge
 from apexmem.readmodels.entities import names_of
-from apexmem.readmodels.facts import facts_of
-from apexmem.readmodels.rows import FactRow, Reached, Subgraph
+from apexmem.readmodels.facts import facts_of, known, valid
+from apexmem.readmodels.rows import Reached, Subgraph
+from apexmem.readmodels.tables import facts, retrievals
 
 __all__ = [
     "MAX_FRONTIER",
     "MAX_VISITED",
     "Expansion",
+    "Walked",
     "activation_edges",
     "expand",
     "traverse_from",
@@ -117,14 +128,65 @@ def activation_edges(
     ]
 
 
-class Expansion(msgspec.Struct, frozen=True, kw_only=True):
-    """What a breadth-first expansion from several seeds reached."""
+class Walked(NamedTuple):
+    """A believed edge as the expansion sees it: ids as stored (hex), no names."""
 
-    reached: dict[UUID, tuple[int, float, UUID]]
+    fact_id: str
+    position: int
+    subject_id: str
+    object_id: str
+    edge_type: str
+    confidence: float
+    retrievals: float
+    valid_from: int
+    """Microseconds since the epoch."""
+
+
+class Expansion(msgspec.Struct, frozen=True, kw_only=True):
+    """What a breadth-first expansion from several seeds reached (ids as stored: hex)."""
+
+    reached: dict[str, tuple[int, float, str]]
     """Entity -> (hops from the nearest seed, that seed's score, that seed)."""
-    edges: list[FactRow]
+    edges: list[Walked]
     """Every believed edge walked: both of its ends were reached."""
     cut_short: bool = False
+
+
+def _raw(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The column as stored, not converted (ids stay hex strings, times integers)."""
+    return type_coerce(column, String)
+
+
+_WALK: Final = select(
+    _raw(facts.c.fact_id),
+    facts.c.position,
+    _raw(facts.c.subject_id),
+    _raw(facts.c.object_id),
+    facts.c.edge_type,
+    facts.c.confidence,
+    func.coalesce(retrievals.c.count, 0.0),
+    type_coerce(facts.c.valid_from, BigInteger),
+).select_from(facts.outerjoin(retrievals, retrievals.c.fact_id == facts.c.fact_id))
+
+
+def _walk(
+    connection: Connection,
+    ids: list[str],
+    *,
+    valid_at: datetime | None,
+    known_at: datetime | None,
+    edge_types: Sequence[str],
+) -> list[Walked]:
+    where = [
+        or_(_raw(facts.c.subject_id).in_(ids), _raw(facts.c.object_id).in_(ids)),
+        facts.c.standing == "believed",
+        facts.c.object_id.is_not(None),
+        known(known_at),
+        valid(valid_at),
+    ]
+    if edge_types:
+        where.append(facts.c.edge_type.in_(list(edge_types)))
+    return [Walked(*row) for row in connection.execute(_WALK.where(*where))]
 
 
 def expand(
@@ -135,39 +197,39 @@ def expand(
     edge_types: Sequence[str] = (),
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
+    frontier_limit: int = MAX_FRONTIER,
     out_of_time: Callable[[], bool] = lambda: False,
 ) -> Expansion:
     """Breadth-first from every seed at once: each entity gets its shortest distance to a seed.
 
     Between seeds at the same distance the stronger one counts. The edges of the nodes
-    expanded (at most 300 per hop) are the result; `out_of_time` is asked before each hop.
+    expanded (at most `frontier_limit` per hop, the strongest) are the result; rows stay
+    as stored, so a caller converts only the few it keeps. `out_of_time` is asked before
+    each hop.
     """
-    reached = {s: (0, score, s) for s, score in seeds.items()}
-    frontier = sorted(seeds, key=lambda s: (-seeds[s], s))
-    edges: dict[tuple[UUID, int], FactRow] = {}
+    reached = {s.hex: (0, score, s.hex) for s, score in seeds.items()}
+    frontier = sorted(reached, key=lambda s: (-reached[s][1], s))
+    edges: dict[tuple[str, int], Walked] = {}
     for hop in range(max_hops):
         if not frontier:
             break
         if out_of_time():
             return Expansion(reached=reached, edges=list(edges.values()), cut_short=True)
-        fetched = facts_of(
+        fetched = _walk(
             connection,
-            frontier[:MAX_FRONTIER],
+            frontier[:frontier_limit],
             valid_at=valid_at,
             known_at=known_at,
             edge_types=edge_types,
-            edges_only=True,
         )
-        arrivals: dict[UUID, tuple[int, float, UUID]] = {}
+        arrivals: dict[str, tuple[int, float, str]] = {}
         for edge in fetched:
             edges[(edge.fact_id, edge.position)] = edge
             for node, other in (
                 (edge.subject_id, edge.object_id),
                 (edge.object_id, edge.subject_id),
             ):
-                if other is None or node not in reached or reached[node][0] != hop:
-                    continue
-                if other in reached:
+                if other in reached or reached.get(node, (-1,))[0] != hop:
                     continue
                 _, score, seed = reached[node]
                 if other not in arrivals or score > arrivals[other][1]:

@@ -39,7 +39,7 @@ from apexmem.domain.settings import Settings
 from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import from_micros
-from apexmem.readmodels import FactRow, ReadModelStore, facts_of, names_of, search_entities
+from apexmem.readmodels import FactRow, ReadModelStore, names_of, search_entities
 from apexmem.readmodels.facts import fact_states
 from apexmem.readmodels.recall import (
     communities_of,
@@ -47,13 +47,12 @@ from apexmem.readmodels.recall import (
     fact_positions,
     ranked_facts,
     ranked_messages,
-    retrieval_counts,
     visible_facts,
     visible_messages,
 )
 from apexmem.readmodels.rows import MessageRow
 from apexmem.readmodels.search import visible_entities
-from apexmem.readmodels.traverse import expand
+from apexmem.readmodels.traverse import activation_edges, expand
 from apexmem.recalled import Provenance, Recall, RecallHit
 from apexmem.similarity import Similarity
 
@@ -271,34 +270,10 @@ class Recaller:
     def _activation(
         self, connection: Connection, run: _Run, seeds: dict[UUID, float], hops: int
     ) -> None:
-        rows: dict[UUID, FactRow] = {}
-
         def edges_of(ids: Sequence[UUID]) -> list[Edge]:
-            fetched = facts_of(
-                connection,
-                ids,
-                valid_at=run.valid_at,
-                known_at=run.known_at,
-                edge_types=run.walked,
-                edges_only=True,
+            return activation_edges(
+                connection, ids, valid_at=run.valid_at, known_at=run.known_at, edge_types=run.walked
             )
-            counts = retrieval_counts(connection, [f.fact_id for f in fetched])
-            edges = []
-            for f in fetched:
-                rows[f.fact_id] = f
-                assert f.object_id is not None
-                edges.append(
-                    Edge(
-                        edge_id=f.fact_id,
-                        source=f.subject_id,
-                        target=f.object_id,
-                        edge_type=f.edge_type,
-                        confidence=f.confidence,
-                        retrieval_count=counts.get(f.fact_id, 0.0),
-                        valid_from=f.valid_from,
-                    )
-                )
-            return edges
 
         params = msgspec.structs.replace(
             ActivationParams.of(self._settings.memory.graph), max_hops=hops
@@ -313,7 +288,14 @@ class Recaller:
         )
         run.cut_short |= result.cut_short
         found: list[tuple[float, _Key]] = []
-        for edge, activation in result.facts:
+        kept = result.facts[: run.pool]  # strongest first
+        rows = visible_facts(
+            connection,
+            [edge.edge_id for edge, _ in kept],
+            valid_at=run.valid_at,
+            known_at=run.known_at,
+        )
+        for edge, activation in kept:
             run.facts.setdefault(edge.edge_id, rows[edge.edge_id])
             key: _Key = ("fact", edge.edge_id)
             found.append((activation, key))

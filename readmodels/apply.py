@@ -31,6 +31,7 @@ from sqlalchemy.types import NullType
 
 from apexmem.projections.graph import Change, Insert, Retrieved, Revise, Touch
 from apexmem.readmodels import fulltext
+from apexmem.readmodels.recall import retrieval_counts
 from apexmem.readmodels.tables import (
     UtcMicros,
     entities,
@@ -158,12 +159,7 @@ def _retrieved(batch: _Batch, change: Retrieved) -> None:
 
 def _count_retrievals(connection: Connection, batch: _Batch) -> None:
     """Add this batch's retrievals to the counts (read, then written whole: any backend)."""
-    wanted = list(batch.retrieved)
-    known: dict[UUID, float] = {}
-    for i in range(0, len(wanted), 500):
-        known.update(
-            (r.fact_id, r[1]) for r in connection.execute(_COUNTS, {"ids": wanted[i : i + 500]})
-        )
+    known = retrieval_counts(connection, batch.retrieved)
     fresh = [
         {"fact_id": f, "count": float(n), "last_retrieved_at": at}
         for f, (n, at) in batch.retrieved.items()
@@ -180,9 +176,6 @@ def _count_retrievals(connection: Connection, batch: _Batch) -> None:
         connection.execute(_RECOUNT, seen)
 
 
-_COUNTS: Final = select(retrievals.c.fact_id, retrievals.c.count).where(
-    retrievals.c.fact_id.in_(bindparam("ids", expanding=True))
-)
 _RECOUNT: Final = (
     update(retrievals)
     .where(retrievals.c.fact_id == bindparam("b_fact_id"))

@@ -24,6 +24,7 @@ from sqlalchemy import (
 )
 
 from apexmem.domain.recall.activation import Edge
+from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.facts import facts_of, known, valid
 from apexmem.readmodels.rows import Reached, Subgraph
@@ -109,22 +110,21 @@ def activation_edges(
     """The believed edges touching `ids`, as spreading activation weighs them."""
     return [
         Edge(
-            edge_id=f.fact_id,
-            source=f.subject_id,
-            target=f.object_id,
-            edge_type=f.edge_type,
-            confidence=f.confidence,
-            valid_from=f.valid_from,
+            edge_id=UUID(w.fact_id),
+            source=UUID(w.subject_id),
+            target=UUID(w.object_id),
+            edge_type=w.edge_type,
+            confidence=w.confidence,
+            retrieval_count=w.retrievals,
+            valid_from=from_micros(w.valid_from),
         )
-        for f in facts_of(
+        for w in _walk(
             connection,
-            ids,
+            [i.hex for i in ids],
             valid_at=valid_at,
             known_at=known_at,
             edge_types=edge_types,
-            edges_only=True,
         )
-        if f.object_id is not None
     ]
 
 

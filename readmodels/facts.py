@@ -21,6 +21,7 @@ from apexmem.readmodels.rows import FactRow
 from apexmem.readmodels.tables import entities, facts
 
 __all__ = [
+    "believed",
     "edge_history",
     "fact_rows",
     "fact_states",
@@ -50,6 +51,16 @@ _STATES: Final = _ROWS.where(facts.c.fact_id.in_(bindparam("ids", expanding=True
 def rows_statement() -> Select[Any]:
     """Fact rows with the subject's and the object's names; add a WHERE and run `fact_rows`."""
     return _ROWS
+
+
+def believed(
+    valid_at: datetime | None, known_at: datetime | None, edge_types: Sequence[str] = ()
+) -> list[ColumnElement[bool]]:
+    """The conditions of a believed version, valid and known at the times asked, of these types."""
+    where = [facts.c.standing == "believed", known(known_at), valid(valid_at)]
+    if edge_types:
+        where.append(facts.c.edge_type.in_(list(edge_types)))
+    return where
 
 
 def known(known_at: datetime | None) -> ColumnElement[bool]:
@@ -127,12 +138,8 @@ def facts_of(
         part = list(ids[i : i + _CHUNK])
         where = [
             or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)),
-            facts.c.standing == "believed",
-            known(known_at),
-            valid(valid_at),
+            *believed(valid_at, known_at, edge_types),
         ]
-        if edge_types:
-            where.append(facts.c.edge_type.in_(list(edge_types)))
         if edges_only:
             where.append(facts.c.object_id.is_not(None))
         for row in fact_rows(connection, _ROWS.where(*where)):

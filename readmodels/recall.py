@@ -24,7 +24,7 @@ from sqlalchemy import (
     type_coerce,
 )
 
-from apexmem.readmodels.facts import fact_rows, fact_states, known, valid
+from apexmem.readmodels.facts import believed, fact_rows, fact_states
 from apexmem.readmodels.facts import rows_statement as facts_statement
 from apexmem.readmodels.fulltext import any_query, facts_fts, matches, messages_fts, rank
 from apexmem.readmodels.rows import FactRow, MessageRow
@@ -54,15 +54,6 @@ _MESSAGE_ROWS: Final = select(
     messages.c.recorded_at,
     messages.c.position,
 ).select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
-
-
-def _fact_filters(
-    valid_at: datetime | None, known_at: datetime | None, edge_types: Sequence[str]
-) -> list[ColumnElement[bool]]:
-    where = [facts.c.standing == "believed", known(known_at), valid(valid_at)]
-    if edge_types:
-        where.append(facts.c.edge_type.in_(list(edge_types)))
-    return where
 
 
 def _message_filters(
@@ -109,7 +100,7 @@ def ranked_facts(
     statement = (
         select(facts.c.fact_id, facts.c.position, rank(facts_fts).label("score"))
         .select_from(facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id))
-        .where(matches(facts_fts), *_fact_filters(valid_at, known_at, edge_types))
+        .where(matches(facts_fts), *believed(valid_at, known_at, edge_types))
         .order_by(rank(facts_fts).desc(), facts_fts.c.rowid)
         .limit(size)
     )
@@ -168,7 +159,7 @@ def visible_facts(
     """The fact versions among `ids` believed, known and valid at the times asked."""
     wanted = list(dict.fromkeys(ids))
     found: dict[UUID, FactRow] = {}
-    where = _fact_filters(valid_at, known_at, edge_types)
+    where = believed(valid_at, known_at, edge_types)
     for i in range(0, len(wanted), _CHUNK):
         statement = facts_statement().where(facts.c.fact_id.in_(wanted[i : i + _CHUNK]), *where)
         found.update((row.fact_id, row) for row in fact_rows(connection, statement))
@@ -208,7 +199,7 @@ def edge_structure(
     wanted = {e.hex: e for e in ids}
     degree: dict[str, int] = dict.fromkeys(wanted, 0)
     kinds: dict[str, set[str]] = {e: set() for e in wanted}
-    where = [*_fact_filters(valid_at, known_at, edge_types), facts.c.object_id.is_not(None)]
+    where = [*believed(valid_at, known_at, edge_types), facts.c.object_id.is_not(None)]
     listed = list(wanted)
     for end in (facts.c.subject_id, facts.c.object_id):
         raw = type_coerce(end, String)

@@ -32,7 +32,7 @@ from sqlalchemy import (
 )
 
 from apexmem.domain.search_text import search_terms
-from apexmem.readmodels.facts import fact_states, known, valid
+from apexmem.readmodels.facts import believed, fact_states
 from apexmem.readmodels.fulltext import (
     among,
     entities_fts,
@@ -152,9 +152,7 @@ def search_facts(
     terms = search_terms(query)
     if not terms or limit <= 0:
         return []
-    where = [facts.c.standing == "believed", known(known_at), valid(valid_at)]
-    if edge_types:
-        where.append(facts.c.edge_type.in_(list(edge_types)))
+    where = believed(valid_at, known_at, edge_types)
     joined = facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id)
     statement = _candidates(facts_fts, facts.c.position, joined=joined, where=where)
     statement = statement.add_columns(facts.c.fact_id)

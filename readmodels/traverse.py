@@ -26,7 +26,7 @@ from sqlalchemy import (
 from apexmem.domain.recall.activation import Edge
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.entities import names_of
-from apexmem.readmodels.facts import facts_of, known, valid
+from apexmem.readmodels.facts import believed, facts_of
 from apexmem.readmodels.rows import Reached, Subgraph
 from apexmem.readmodels.tables import facts, retrievals
 
@@ -179,13 +179,9 @@ def _walk(
 ) -> list[Walked]:
     where = [
         or_(_raw(facts.c.subject_id).in_(ids), _raw(facts.c.object_id).in_(ids)),
-        facts.c.standing == "believed",
         facts.c.object_id.is_not(None),
-        known(known_at),
-        valid(valid_at),
+        *believed(valid_at, known_at, edge_types),
     ]
-    if edge_types:
-        where.append(facts.c.edge_type.in_(list(edge_types)))
     return [Walked(*row) for row in connection.execute(_WALK.where(*where))]
 
 

@@ -25,6 +25,8 @@ from sqlalchemy import Connection
 
 from apexmem.domain.names import cut_utf8
 from apexmem.domain.recall import (
+    EDGE_TYPE_WEIGHTS,
+    MAX_RECENCY_BOOST,
     ActivationParams,
     Edge,
     classify_edge_types,
@@ -39,20 +41,22 @@ from apexmem.domain.settings import Settings
 from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import from_micros
-from apexmem.readmodels import FactRow, ReadModelStore, names_of, search_entities
-from apexmem.readmodels.facts import fact_states
+from apexmem.readmodels import ReadModelStore, names_of
 from apexmem.readmodels.recall import (
+    FactKey,
+    MessageKey,
     communities_of,
     edge_structure,
-    fact_positions,
+    hit_rows,
+    message_rows,
     ranked_facts,
     ranked_messages,
     visible_facts,
     visible_messages,
 )
-from apexmem.readmodels.rows import MessageRow
-from apexmem.readmodels.search import visible_entities
-from apexmem.readmodels.traverse import activation_edges, expand
+from apexmem.readmodels.rows import FactRow, MessageRow
+from apexmem.readmodels.search import matching_entities, visible_entities
+from apexmem.readmodels.traverse import Walked, activation_edges, expand
 from apexmem.recalled import Provenance, Recall, RecallHit
 from apexmem.similarity import Similarity
 
@@ -68,7 +72,8 @@ of rows for items that never reach the top of the list."""
 _MIN_TIMEOUT_MS: Final = 100
 """A budget of 0 means this (as in the reference): a recall always gets some time."""
 
-_Key = tuple[Literal["fact", "message"], UUID]
+_Key = tuple[Literal["fact", "message"], str]
+"""A candidate: its kind and its id as stored (hex)."""
 
 
 class Recaller:
@@ -149,7 +154,7 @@ class Recaller:
 
     def _full_text(self, connection: Connection, run: _Run) -> None:
         found: list[tuple[float, _Key]] = []
-        for row, score in ranked_facts(
+        for fact, score in ranked_facts(
             connection,
             run.terms,
             valid_at=run.valid_at,
@@ -157,8 +162,8 @@ class Recaller:
             edge_types=run.explicit,
             size=run.pool,
         ):
-            run.facts[row.fact_id] = row
-            found.append((score, ("fact", row.fact_id)))
+            run.facts[fact.fact_id] = fact
+            found.append((score, ("fact", fact.fact_id)))
         for message, score in ranked_messages(
             connection, run.terms, valid_at=run.valid_at, known_at=run.known_at, size=run.pool
         ):
@@ -174,27 +179,33 @@ class Recaller:
         near_messages = index.nearest("message", vector, run.pool)
         facts = visible_facts(
             connection,
-            [i for i, _ in near_facts],
+            [i.hex for i, _ in near_facts],
             valid_at=run.valid_at,
             known_at=run.known_at,
             edge_types=run.explicit,
         )
         messages = visible_messages(
-            connection, [i for i, _ in near_messages], valid_at=run.valid_at, known_at=run.known_at
+            connection,
+            [i.hex for i, _ in near_messages],
+            valid_at=run.valid_at,
+            known_at=run.known_at,
         )
         run.facts.update(facts)
         run.messages.update(messages)
-        found: list[tuple[float, _Key]] = [(s, ("fact", i)) for i, s in near_facts if i in facts]
-        found += [(s, ("message", i)) for i, s in near_messages if i in messages]
+        found: list[tuple[float, _Key]] = [
+            (s, ("fact", i.hex)) for i, s in near_facts if i.hex in facts
+        ]
+        found += [(s, ("message", i.hex)) for i, s in near_messages if i.hex in messages]
         run.add_list("vector", found)
 
     def _seeds(
         self, connection: Connection, run: _Run, vector: np.ndarray | None
     ) -> dict[UUID, float]:
         matches: dict[UUID, float] = {}
-        for word in run.terms[:_SEED_WORDS]:
-            for hit in search_entities(connection, word, known_at=run.known_at, limit=run.size * 2):
-                matches[hit.entity_id] = max(matches.get(hit.entity_id, 0.0), hit.score)
+        words = run.terms[:_SEED_WORDS]
+        for hit in matching_entities(connection, words, known_at=run.known_at, limit=run.size * 3):
+            matches[hit.entity_id] = hit.score
+            run.seed_names[hit.entity_id] = (hit.name, hit.entity_type)
         if not matches and vector is not None and self._similarity is not None:
             near = self._similarity.index.nearest("entity", vector, run.size)
             roots = visible_entities(connection, [i for i, _ in near], known_at=run.known_at)
@@ -223,14 +234,36 @@ class Recaller:
             communities=communities_of(connection, list(matches)),
             community_cap=chosen.seed_community_cap,
         )
-        run.seed_names = names_of(connection, list(seeds))
+        unnamed = [s for s in seeds if s not in run.seed_names]
+        if unnamed:
+            run.seed_names.update(names_of(connection, unnamed))
         run.seeds = seeds
         return seeds
 
     def _bfs(self, connection: Connection, run: _Run, seeds: dict[UUID, float], hops: int) -> None:
+        rate = self._settings.memory.graph.temporal_decay_rate
+        now = run.valid_at or self._clock()
+
+        def score(edge: Walked, hop: int, match: float) -> float:
+            found = composite_score(
+                match, hop, edge.confidence, edge.edge_type, retrieval_count=edge.retrievals
+            )
+            if rate > 0:
+                found = score_with_decay(found, from_micros(edge.valid_from), now, rate)
+            return found
+
+        # composite_score is match / (1 + hop) times at most 1 (evolved weight) and the
+        # largest type weight walked; the decay adds at most MAX_RECENCY_BOOST.
+        types = run.walked or list(EDGE_TYPE_WEIGHTS)
+        ceiling = max(EDGE_TYPE_WEIGHTS.get(t, 1.0) for t in types)
+        if rate > 0:
+            ceiling *= MAX_RECENCY_BOOST
         expansion = expand(
             connection,
             seeds,
+            score=score,
+            keep=run.pool,
+            ceiling=ceiling,
             max_hops=hops,
             edge_types=run.walked,
             valid_at=run.valid_at,
@@ -239,32 +272,15 @@ class Recaller:
             out_of_time=run.out_of_time,
         )
         run.cut_short |= expansion.cut_short
-        rate = self._settings.memory.graph.temporal_decay_rate
-        now = run.valid_at or self._clock()
-        scored: list[tuple[float, str, int, int, str]] = []
-        for edge in expansion.edges:
-            ends = [expansion.reached[n] for n in (edge.subject_id, edge.object_id)]
-            hop, match, seed = max(ends, key=lambda end: (end[1] / (1 + end[0]), -end[0]))
-            score = composite_score(
-                match, hop, edge.confidence, edge.edge_type, retrieval_count=edge.retrievals
-            )
-            if rate > 0:
-                score = score_with_decay(score, from_micros(edge.valid_from), now, rate)
-            scored.append((score, edge.fact_id, edge.position, hop, seed))
-        scored.sort(key=lambda s: (-s[0], s[1]))
-        kept = scored[: run.pool]
-        rows = fact_states(connection, [(UUID(f), position) for _, f, position, _, _ in kept])
-        by_id = {row.fact_id: row for row in rows}
         found: list[tuple[float, _Key]] = []
-        for score, fact, _, hop, seed in kept:
-            row = by_id[UUID(fact)]
-            run.facts.setdefault(row.fact_id, row)
-            key: _Key = ("fact", row.fact_id)
-            found.append((score, key))
+        for kept in expansion.edges:
+            edge, hop = kept.edge, kept.hop
+            run.facts.setdefault(edge.fact_id, FactKey(*edge[:9]))
+            key: _Key = ("fact", edge.fact_id)
+            found.append((kept.score, key))
             where = "an edge of" if hop == 0 else f"{hop} hop{'s' if hop > 1 else ''} from"
-            run.graph_why[key] = (
-                f"graph: {where} {run.seed_name(UUID(seed))} ({row.edge_type}, {score:.2f})"
-            )
+            seed = run.seed_name(UUID(kept.seed))
+            run.graph_why[key] = f"graph: {where} {seed} ({edge.edge_type}, {kept.score:.2f})"
         run.add_list("graph", found)
 
     def _activation(
@@ -291,13 +307,13 @@ class Recaller:
         kept = result.facts[: run.pool]  # strongest first
         rows = visible_facts(
             connection,
-            [edge.edge_id for edge, _ in kept],
+            [edge.edge_id.hex for edge, _ in kept],
             valid_at=run.valid_at,
             known_at=run.known_at,
         )
         for edge, activation in kept:
-            run.facts.setdefault(edge.edge_id, rows[edge.edge_id])
-            key: _Key = ("fact", edge.edge_id)
+            run.facts.setdefault(edge.edge_id.hex, rows[edge.edge_id.hex])
+            key: _Key = ("fact", edge.edge_id.hex)
             found.append((activation, key))
             run.graph_why[key] = f"activation {activation:.2f} over a {edge.edge_type} edge"
         run.add_list("graph", found)
@@ -329,8 +345,8 @@ class _Run:
         self.walked = walked
         self.deadline = deadline
         self.cut_short = False
-        self.facts: dict[UUID, FactRow] = {}
-        self.messages: dict[UUID, MessageRow] = {}
+        self.facts: dict[str, FactKey] = {}
+        self.messages: dict[str, MessageKey] = {}
         self.lists: list[tuple[str, list[_Key]]] = []
         self.graph_why: dict[_Key, str] = {}
         self.seeds: dict[UUID, float] = {}
@@ -369,8 +385,15 @@ class _Run:
             chosen.append((key, score))
             if len(chosen) == self.size:
                 break
-        positions = fact_positions(connection, [i for (kind, i), _ in chosen if kind == "fact"])
-        hits = [self._hit(key, score, ranks, positions) for key, score in chosen]
+        rows, positions = hit_rows(
+            connection,
+            [(UUID(i), self.facts[i].position) for (kind, i), _ in chosen if kind == "fact"],
+        )
+        said = message_rows(connection, [UUID(i) for (kind, i), _ in chosen if kind == "message"])
+        hits = [
+            self._hit(key, score, ranks=ranks, rows=rows, positions=positions, said=said)
+            for key, score in chosen
+        ]
         seeds = sorted(self.seeds, key=lambda s: (-self.seeds[s], s))
         return Recall(
             hits=hits,
@@ -395,25 +418,28 @@ class _Run:
         kind, item = key
         if kind == "message":
             return key
-        f = self.facts[item]
-        said = f.fact if f.object is None else f.object  # a note is told apart by its sentence
-        return (f.subject_id, f.relation, f.object_id, said, f.edge_type)
+        f = self.facts[item]  # `said`: a value, or a note told apart by its sentence
+        return (f.subject_id, f.relation, f.object_id, f.said, f.edge_type)
 
     def _hit(
         self,
         key: _Key,
         score: float,
+        *,
         ranks: dict[str, dict[_Key, int]],
+        rows: dict[tuple[UUID, int], FactRow],
         positions: dict[UUID, list[int]],
+        said: dict[UUID, MessageRow],
     ) -> RecallHit:
         why = []
         for name, ranked in ranks.items():
             if key not in ranked:
                 continue
             why.append(self.graph_why[key] if name == "graph" else f"{name} #{ranked[key]}")
-        kind, item = key
+        kind, stored = key
+        item = UUID(stored)
         if kind == "fact":
-            f = self.facts[item]
+            f = rows[(item, self.facts[stored].position)]
             return RecallHit(
                 kind="fact",
                 item_id=item,
@@ -430,7 +456,7 @@ class _Run:
                 ),
                 fact=f,
             )
-        m = self.messages[item]
+        m = said[item]
         return RecallHit(
             kind="message",
             item_id=item,

@@ -14,7 +14,18 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import ColumnElement, Connection, Select, and_, bindparam, func, or_, select
+from sqlalchemy import (
+    BigInteger,
+    BindParameter,
+    ColumnElement,
+    Connection,
+    Select,
+    and_,
+    bindparam,
+    func,
+    or_,
+    select,
+)
 
 from apexmem.readmodels.entities import entity_groups, find_entities
 from apexmem.readmodels.rows import FactRow
@@ -28,6 +39,7 @@ __all__ = [
     "facts_about",
     "facts_of",
     "known",
+    "prepared_believed",
     "rows_statement",
     "slots_of",
     "valid",
@@ -53,17 +65,35 @@ def rows_statement() -> Select[Any]:
     return _ROWS
 
 
+_Time = datetime | BindParameter[Any] | None
+
+
 def believed(
-    valid_at: datetime | None, known_at: datetime | None, edge_types: Sequence[str] = ()
+    valid_at: _Time, known_at: _Time, edge_types: Sequence[str] | BindParameter[Any] = ()
 ) -> list[ColumnElement[bool]]:
-    """The conditions of a believed version, valid and known at the times asked, of these types."""
+    """The conditions of a believed version, valid and known at the times asked, of these types.
+
+    A prepared statement passes bound parameters instead of values (see `prepared_believed`).
+    """
     where = [facts.c.standing == "believed", known(known_at), valid(valid_at)]
-    if edge_types:
+    if isinstance(edge_types, BindParameter):
+        where.append(facts.c.edge_type.in_(edge_types))
+    elif edge_types:
         where.append(facts.c.edge_type.in_(list(edge_types)))
     return where
 
 
-def known(known_at: datetime | None) -> ColumnElement[bool]:
+def prepared_believed(valid: bool, known: bool, typed: bool) -> list[ColumnElement[bool]]:
+    """`believed` for a `Prepared` statement: the parameters `valid_at` and `known_at` (as
+    stored: microseconds) when `valid` and `known`, and the list `edge_types` when `typed`."""
+    return believed(
+        bindparam("valid_at", type_=BigInteger) if valid else None,
+        bindparam("known_at", type_=BigInteger) if known else None,
+        bindparam("edge_types", expanding=True) if typed else (),
+    )
+
+
+def known(known_at: _Time) -> ColumnElement[bool]:
     """The fact states the store held at `known_at` (now, when None)."""
     if known_at is None:
         return facts.c.expired_at.is_(None)
@@ -73,7 +103,7 @@ def known(known_at: datetime | None) -> ColumnElement[bool]:
     )
 
 
-def valid(valid_at: datetime | None) -> ColumnElement[bool]:
+def valid(valid_at: _Time) -> ColumnElement[bool]:
     """The versions true in the world at `valid_at` (open-ended ones, when None)."""
     if valid_at is None:
         return facts.c.valid_until.is_(None)

@@ -3,37 +3,44 @@
 Every question takes the two time axes as `facts_of` does: `valid_at` (open-ended facts
 when None) and `known_at` (what the store believes now when None). Messages have no valid
 time: `valid_at` keeps those said by then (`at <= valid_at`), `known_at` those recorded by then.
+
+These run on every recall, so most are `Prepared`: ids go in and come out as stored (hex),
+and a candidate is a light `FactKey` or `MessageKey` until the fusion has chosen the few
+hits whose full rows are read (`hit_rows`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 import msgspec
 from sqlalchemy import (
-    ColumnElement,
+    ClauseElement,
     Connection,
-    String,
-    Uuid,
     bindparam,
+    case,
     func,
     select,
-    type_coerce,
 )
 
-from apexmem.readmodels.facts import believed, fact_rows, fact_states
+from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.facts import rows_statement as facts_statement
 from apexmem.readmodels.fulltext import any_query, facts_fts, matches, messages_fts, rank
+from apexmem.readmodels.prepared import Prepared, as_stored, stored_time, stored_times
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.tables import episodes, facts, messages, retrievals
 
 __all__ = [
+    "RANKED_ROWS",
+    "FactKey",
+    "MessageKey",
     "communities_of",
     "edge_structure",
-    "fact_positions",
+    "hit_rows",
+    "message_rows",
     "ranked_facts",
     "ranked_messages",
     "retrieval_counts",
@@ -42,29 +49,138 @@ __all__ = [
 ]
 
 _CHUNK: Final = 400
-
-_MESSAGE_ROWS: Final = select(
-    messages.c.message_id,
-    messages.c.episode_id,
-    episodes.c.conversation,
-    messages.c.speaker,
-    messages.c.text,
-    messages.c.at,
-    messages.c.ref,
-    messages.c.recorded_at,
-    messages.c.position,
-).select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
+RANKED_ROWS: Final = 500
+"""Rows one full-text question ranks at most. bm25 costs a few microseconds a matching row,
+and a common word ("work", "use") matches tens of thousands of sentences in a large memory
+while telling almost nothing: a question's words are taken rarest first while their
+matches add up to this many (the rarest always), and a word commoner than that alone is
+ranked over its newest matches only."""
+_SPARE: Final = 3
+"""Ranked rows read per candidate wanted, before reading every ranked row."""
 
 
-def _message_filters(
-    valid_at: datetime | None, known_at: datetime | None
-) -> list[ColumnElement[bool]]:
-    where = []
-    if valid_at is not None:
-        where.append(messages.c.at <= valid_at)
-    if known_at is not None:
-        where.append(messages.c.recorded_at <= known_at)
-    return where
+class FactKey(NamedTuple):
+    """A believed fact version as the fusion needs it: enough to tell duplicates and sources
+    apart (values as stored: ids in hex)."""
+
+    fact_id: str
+    position: int
+    subject_id: str
+    relation: str
+    object_id: str | None
+    said: str | None
+    """The literal value, or the sentence of a note (a fact without object or value)."""
+    edge_type: str
+    episode: str | None
+    ref: str | None
+
+
+class MessageKey(NamedTuple):
+    """A message as the fusion needs it (its id in hex)."""
+
+    message_id: str
+    conversation: str
+    ref: str | None
+
+
+def fact_key_columns() -> list[Any]:
+    """The columns of a `FactKey`, in order, from the facts table."""
+    said = case((facts.c.object_id.is_(None), func.coalesce(facts.c.value, facts.c.fact)))
+    return [
+        as_stored(facts.c.fact_id),
+        facts.c.position,
+        as_stored(facts.c.subject_id),
+        facts.c.relation,
+        as_stored(facts.c.object_id),
+        said,
+        facts.c.edge_type,
+        facts.c.episode,
+        facts.c.ref,
+    ]
+
+
+_INDEXES: Final = {"facts": (facts_fts, "fact_id"), "messages": (messages_fts, "message_id")}
+
+
+def _ranked(name: str, floor: bool) -> ClauseElement:
+    index, key = _INDEXES[name]
+    statement = select(index.c[key], rank(index).label("score")).where(matches(index))
+    if floor:
+        statement = statement.where(index.c.rowid > bindparam("floor"))
+    return statement.order_by(rank(index).desc(), index.c.rowid).limit(bindparam("size"))
+
+
+def _count(name: str) -> ClauseElement:
+    index, _ = _INDEXES[name]
+    inner = select(index.c.rowid).where(matches(index)).limit(bindparam("cap")).subquery()
+    return select(func.count()).select_from(inner)
+
+
+def _floor(name: str) -> ClauseElement:
+    index, _ = _INDEXES[name]
+    return (
+        select(index.c.rowid)
+        .where(matches(index))
+        .order_by(index.c.rowid.desc())
+        .limit(1)
+        .offset(bindparam("cap"))
+    )
+
+
+_RANKED: Final = Prepared(_ranked)
+_COUNT: Final = Prepared(_count)
+_FLOOR: Final = Prepared(_floor)
+
+
+def _best(connection: Connection, name: str, terms: Sequence[str]) -> tuple[str, int | None]:
+    """The match over the question's rarest words and the rowid floor, within `RANKED_ROWS`."""
+    counts = {
+        t: _COUNT.rows(connection, {"match": any_query([t]), "cap": RANKED_ROWS + 1}, name)[0][0]
+        for t in dict.fromkeys(terms)
+    }
+    chosen: list[str] = []
+    total = 0
+    for term in sorted((t for t in counts if counts[t]), key=lambda t: counts[t]):
+        if chosen and total + counts[term] > RANKED_ROWS:
+            break
+        chosen.append(term)
+        total += counts[term]
+    if not chosen:
+        return "", None
+    match = any_query(chosen)
+    if total <= RANKED_ROWS:
+        return match, None
+    found = _FLOOR.rows(connection, {"match": match, "cap": RANKED_ROWS}, name)
+    return match, (found[0][0] if found else None)
+
+
+def _ranked_ids(
+    connection: Connection, name: str, terms: Sequence[str], size: int
+) -> list[tuple[str, float]]:
+    match, floor = _best(connection, name, terms)
+    if not match:
+        return []
+    params = {"match": match, "size": size, "floor": floor}
+    return [(r[0], r[1]) for r in _RANKED.rows(connection, params, name, floor is not None)]
+
+
+def _paged(
+    connection: Connection,
+    name: str,
+    terms: Sequence[str],
+    size: int,
+    visible: Any,
+) -> list[tuple[Any, float]]:
+    """The best `size` ranked rows `visible` keeps (a page first, then every ranked row)."""
+    if not terms or size <= 0:
+        return []
+    page = size * _SPARE
+    best = _ranked_ids(connection, name, terms, page)
+    shown = visible([i for i, _ in best])
+    if len(shown) < size and len(best) == page:
+        best = _ranked_ids(connection, name, terms, RANKED_ROWS)
+        shown = visible([i for i, _ in best])
+    return [(shown[i], score) for i, score in best if i in shown][:size]
 
 
 def ranked_facts(
@@ -75,50 +191,18 @@ def ranked_facts(
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
     size: int = 20,
-) -> list[tuple[FactRow, float]]:
+) -> list[tuple[FactKey, float]]:
     """Believed facts whose sentence holds any of `terms`, by BM25 (best first), with it.
 
-    The index alone is asked first (a common word matches thousands of sentences, and
-    joining each to its versions cost more than the ranking); when too few of its best
-    are visible at the times asked, the joined query answers instead.
+    Within `RANKED_ROWS`: the rarest of the words decide (see there).
     """
-    if not terms or size <= 0:
-        return []
-    match = any_query(terms)
-    page = size * _SPARE
-    best = connection.execute(_FACTS_RANKED, {"match": match, "size": page}).all()
-    shown = visible_facts(
-        connection,
-        [r.fact_id for r in best],
-        valid_at=valid_at,
-        known_at=known_at,
-        edge_types=edge_types,
-    )
-    if len(shown) >= size or len(best) < page:
-        ranked = [(shown[r.fact_id], r.score) for r in best if r.fact_id in shown]
-        return ranked[:size]
-    statement = (
-        select(facts.c.fact_id, facts.c.position, rank(facts_fts).label("score"))
-        .select_from(facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id))
-        .where(matches(facts_fts), *believed(valid_at, known_at, edge_types))
-        .order_by(rank(facts_fts).desc(), facts_fts.c.rowid)
-        .limit(size)
-    )
-    found = connection.execute(statement, {"match": match}).all()
-    scores = {r.fact_id: r.score for r in found}
-    rows = fact_states(connection, [(r.fact_id, r.position) for r in found])
-    return [(row, scores[row.fact_id]) for row in rows]
 
+    def visible(ids: list[str]) -> dict[str, FactKey]:
+        return visible_facts(
+            connection, ids, valid_at=valid_at, known_at=known_at, edge_types=edge_types
+        )
 
-_SPARE: Final = 3
-"""Index rows read per fact wanted before falling back to the joined query."""
-_FACTS_RANKED: Final = (
-    select(type_coerce(facts_fts.c.fact_id, Uuid).label("fact_id"), rank(facts_fts).label("score"))
-    .where(matches(facts_fts))
-    .order_by(rank(facts_fts).desc(), facts_fts.c.rowid)
-    .limit(bindparam("size"))
-)
-_MESSAGE_ID: Final = type_coerce(messages_fts.c.message_id, Uuid)
+    return _paged(connection, "facts", terms, size, visible)
 
 
 def ranked_messages(
@@ -128,60 +212,93 @@ def ranked_messages(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     size: int = 20,
-) -> list[tuple[MessageRow, float]]:
-    """Messages holding any of `terms`, by BM25 (best first), with it."""
-    if not terms or size <= 0:
-        return []
-    filters = _message_filters(valid_at, known_at)
-    statement = select(_MESSAGE_ID.label("message_id"), rank(messages_fts).label("score"))
-    if filters:
-        statement = statement.select_from(
-            messages_fts.join(messages, messages.c.message_id == messages_fts.c.message_id)
-        )
-    statement = (
-        statement.where(matches(messages_fts), *filters)
-        .order_by(rank(messages_fts).desc(), messages_fts.c.rowid)
-        .limit(size)
+) -> list[tuple[MessageKey, float]]:
+    """Messages holding any of `terms`, by BM25 (best first), with it (within `RANKED_ROWS`)."""
+
+    def visible(ids: list[str]) -> dict[str, MessageKey]:
+        return visible_messages(connection, ids, valid_at=valid_at, known_at=known_at)
+
+    return _paged(connection, "messages", terms, size, visible)
+
+
+def _visible_facts(valid: bool, known: bool, typed: bool) -> ClauseElement:
+    return select(*fact_key_columns()).where(
+        as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True)),
+        *prepared_believed(valid, known, typed),
     )
-    found = connection.execute(statement, {"match": any_query(terms)}).all()
-    rows = visible_messages(connection, [r.message_id for r in found])
-    return [(rows[r.message_id], r.score) for r in found if r.message_id in rows]
+
+
+_VISIBLE_FACTS: Final = Prepared(_visible_facts)
 
 
 def visible_facts(
     connection: Connection,
-    ids: Iterable[UUID],
+    ids: Iterable[str],
     *,
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
-) -> dict[UUID, FactRow]:
-    """The fact versions among `ids` believed, known and valid at the times asked."""
+) -> dict[str, FactKey]:
+    """The fact versions among `ids` (hex) believed, known and valid at the times asked."""
     wanted = list(dict.fromkeys(ids))
-    found: dict[UUID, FactRow] = {}
-    where = believed(valid_at, known_at, edge_types)
+    found: dict[str, FactKey] = {}
+    params: dict[str, Any] = {**stored_times(valid_at, known_at), "edge_types": list(edge_types)}
+    shape = (valid_at is not None, known_at is not None, bool(edge_types))
     for i in range(0, len(wanted), _CHUNK):
-        statement = facts_statement().where(facts.c.fact_id.in_(wanted[i : i + _CHUNK]), *where)
-        found.update((row.fact_id, row) for row in fact_rows(connection, statement))
+        params["ids"] = wanted[i : i + _CHUNK]
+        found.update((r[0], FactKey(*r)) for r in _VISIBLE_FACTS.rows(connection, params, *shape))
     return found
+
+
+def _visible_messages(valid: bool, known: bool) -> ClauseElement:
+    statement = (
+        select(as_stored(messages.c.message_id), episodes.c.conversation, messages.c.ref)
+        .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
+        .where(as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True)))
+    )
+    if valid:
+        statement = statement.where(stored_time(messages.c.at) <= bindparam("valid_at"))
+    if known:
+        statement = statement.where(stored_time(messages.c.recorded_at) <= bindparam("known_at"))
+    return statement
+
+
+_VISIBLE_MESSAGES: Final = Prepared(_visible_messages)
 
 
 def visible_messages(
     connection: Connection,
-    ids: Iterable[UUID],
+    ids: Iterable[str],
     *,
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
-) -> dict[UUID, MessageRow]:
-    """The messages among `ids` said by `valid_at` and recorded by `known_at` (when given)."""
+) -> dict[str, MessageKey]:
+    """The messages among `ids` (hex) said by `valid_at` and recorded by `known_at` (when given)."""
     wanted = list(dict.fromkeys(ids))
-    found: dict[UUID, MessageRow] = {}
-    where = _message_filters(valid_at, known_at)
+    found: dict[str, MessageKey] = {}
+    params: dict[str, Any] = stored_times(valid_at, known_at)
+    shape = (valid_at is not None, known_at is not None)
     for i in range(0, len(wanted), _CHUNK):
-        statement = _MESSAGE_ROWS.where(messages.c.message_id.in_(wanted[i : i + _CHUNK]), *where)
-        for row in connection.execute(statement):
-            found[row.message_id] = msgspec.convert(row, MessageRow, from_attributes=True)
+        params["ids"] = wanted[i : i + _CHUNK]
+        for row in _VISIBLE_MESSAGES.rows(connection, params, *shape):
+            found[row[0]] = MessageKey(*row)
     return found
+
+
+def _structure(end: str, valid: bool, known: bool, typed: bool) -> ClauseElement:
+    column = as_stored(facts.c[end])
+    return (
+        select(column, facts.c.edge_type, func.count())
+        .where(
+            column.in_(bindparam("ids", expanding=True)),
+            facts.c.object_id.is_not(None),
+            *prepared_believed(valid, known, typed),
+        )
+        .group_by(column, facts.c.edge_type)
+    )
+
+
+_STRUCTURE: Final = Prepared(_structure)
 
 
 def edge_structure(
@@ -199,17 +316,13 @@ def edge_structure(
     wanted = {e.hex: e for e in ids}
     degree: dict[str, int] = dict.fromkeys(wanted, 0)
     kinds: dict[str, set[str]] = {e: set() for e in wanted}
-    where = [*believed(valid_at, known_at, edge_types), facts.c.object_id.is_not(None)]
+    params: dict[str, Any] = {**stored_times(valid_at, known_at), "edge_types": list(edge_types)}
+    shape = (valid_at is not None, known_at is not None, bool(edge_types))
     listed = list(wanted)
-    for end in (facts.c.subject_id, facts.c.object_id):
-        raw = type_coerce(end, String)
+    for end in ("subject_id", "object_id"):
         for i in range(0, len(listed), _CHUNK):
-            statement = (
-                select(raw, facts.c.edge_type, func.count())
-                .where(raw.in_(listed[i : i + _CHUNK]), *where)
-                .group_by(raw, facts.c.edge_type)
-            )
-            for entity, edge_type, count in connection.execute(statement):
+            params["ids"] = listed[i : i + _CHUNK]
+            for entity, edge_type, count in _STRUCTURE.rows(connection, params, end, *shape):
                 degree[entity] += count
                 kinds[entity].add(edge_type)
     return {wanted[e]: (degree[e], len(kinds[e])) for e in wanted}
@@ -241,18 +354,48 @@ def retrieval_counts(connection: Connection, ids: Iterable[UUID]) -> dict[UUID, 
     return counts
 
 
-_POSITIONS: Final = (
-    select(facts.c.fact_id, facts.c.position)
-    .where(facts.c.fact_id.in_(bindparam("ids", expanding=True)))
-    .order_by(facts.c.position)
-)
+_STATES: Final = facts_statement().where(facts.c.fact_id.in_(bindparam("ids", expanding=True)))
 
 
-def fact_positions(connection: Connection, ids: Iterable[UUID]) -> dict[UUID, list[int]]:
-    """The log positions of the events that gave each fact version a state, oldest first."""
-    wanted = list(dict.fromkeys(ids))
-    positions: dict[UUID, list[int]] = {f: [] for f in wanted}
-    for i in range(0, len(wanted), _CHUNK):
-        for row in connection.execute(_POSITIONS, {"ids": wanted[i : i + _CHUNK]}):
+def hit_rows(
+    connection: Connection, keys: Sequence[tuple[UUID, int]]
+) -> tuple[dict[tuple[UUID, int], FactRow], dict[UUID, list[int]]]:
+    """The full rows of these (fact_id, position) states, and the log positions of every state
+    of each fact version (the events that gave it one), oldest first."""
+    ids = list(dict.fromkeys(fact_id for fact_id, _ in keys))
+    wanted = set(keys)
+    rows: dict[tuple[UUID, int], FactRow] = {}
+    positions: dict[UUID, list[int]] = {f: [] for f in ids}
+    for i in range(0, len(ids), _CHUNK):
+        for row in connection.execute(_STATES, {"ids": ids[i : i + _CHUNK]}):
             positions[row.fact_id].append(row.position)
-    return positions
+            if (row.fact_id, row.position) in wanted:
+                rows[(row.fact_id, row.position)] = msgspec.convert(
+                    row, FactRow, from_attributes=True
+                )
+    for found in positions.values():
+        found.sort()
+    return rows, positions
+
+
+_MESSAGE_ROWS: Final = select(
+    messages.c.message_id,
+    messages.c.episode_id,
+    episodes.c.conversation,
+    messages.c.speaker,
+    messages.c.text,
+    messages.c.at,
+    messages.c.ref,
+    messages.c.recorded_at,
+    messages.c.position,
+).select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
+
+
+def message_rows(connection: Connection, ids: Sequence[UUID]) -> dict[UUID, MessageRow]:
+    """The full rows of these messages."""
+    found: dict[UUID, MessageRow] = {}
+    for i in range(0, len(ids), _CHUNK):
+        statement = _MESSAGE_ROWS.where(messages.c.message_id.in_(list(ids[i : i + _CHUNK])))
+        for row in connection.execute(statement):
+            found[row.message_id] = msgspec.convert(row, MessageRow, from_attributes=True)
+    return found

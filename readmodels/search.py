@@ -19,6 +19,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from sqlalchemy import (
+    ClauseElement,
     ColumnElement,
     Connection,
     FromClause,
@@ -35,6 +36,7 @@ from apexmem.domain.search_text import search_terms
 from apexmem.readmodels.facts import believed, fact_states
 from apexmem.readmodels.fulltext import (
     among,
+    any_query,
     entities_fts,
     facts_fts,
     match_query,
@@ -42,10 +44,17 @@ from apexmem.readmodels.fulltext import (
     messages_fts,
     rank,
 )
+from apexmem.readmodels.prepared import Prepared, as_stored, stored_time
 from apexmem.readmodels.rows import EntityHit, FactHit, MessageHit
-from apexmem.readmodels.tables import entities, facts, messages
+from apexmem.readmodels.tables import entities, facts, messages, stored_micros
 
-__all__ = ["search_entities", "search_facts", "search_messages", "visible_entities"]
+__all__ = [
+    "matching_entities",
+    "search_entities",
+    "search_facts",
+    "search_messages",
+    "visible_entities",
+]
 
 _SPARE: Final = 2
 """Candidates fetched per result asked for: merged entities fold into one, and words rerank."""
@@ -129,6 +138,59 @@ def search_entities(
     hits: dict[UUID, EntityHit] = {}
     for row, score in scored:
         root = roots[row.entity_id]
+        if root in shown and root not in hits:
+            name, entity_type = shown[root]
+            hits[root] = EntityHit(entity_id=root, name=name, entity_type=entity_type, score=score)
+    return list(hits.values())[:limit]
+
+
+def _entity_candidates(known: bool) -> ClauseElement:
+    statement = select(entities_fts.c.entity_id, rank(entities_fts).label("score"))
+    if known:
+        statement = statement.select_from(
+            entities_fts.join(entities, as_stored(entities.c.entity_id) == entities_fts.c.entity_id)
+        ).where(stored_time(entities.c.first_seen) <= bindparam("known_at"))
+    return (
+        statement.where(matches(entities_fts))
+        .order_by(rank(entities_fts).desc(), entities_fts.c.rowid)
+        .limit(bindparam("size"))
+    )
+
+
+_ENTITY_CANDIDATES: Final = Prepared(_entity_candidates)
+
+
+def matching_entities(
+    connection: Connection,
+    terms: Sequence[str],
+    *,
+    known_at: datetime | None = None,
+    limit: int = 20,
+) -> list[EntityHit]:
+    """Entities whose names (display, aliases) or summary hold any of `terms` (or a word they
+    begin), best first, as a recall's seeds want them.
+
+    bm25 sums over the words matched, so a name holding two of a question's words ranks above
+    one holding one; scores are divided by the best's. Merges are followed and archived
+    entities left out, as in `search_entities`.
+    """
+    if not terms or limit <= 0:
+        return []
+    params = {
+        "match": any_query(terms),
+        "size": limit * _SPARE,
+        "known_at": stored_micros(known_at),
+    }
+    found = _ENTITY_CANDIDATES.rows(connection, params, known_at is not None)
+    if not found:
+        return []
+    scale = found[0][1] if found[0][1] > 0 else 1.0
+    scored = [(UUID(entity), min(1.0, max(0.0, score / scale))) for entity, score in found]
+    roots = _roots(connection, [entity for entity, _ in scored], known_at)
+    shown = _shown(connection, set(roots.values()), known_at)
+    hits: dict[UUID, EntityHit] = {}
+    for entity, score in scored:
+        root = roots[entity]
         if root in shown and root not in hits:
             name, entity_type = shown[root]
             hits[root] = EntityHit(entity_id=root, name=name, entity_type=entity_type, score=score)

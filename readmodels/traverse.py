@@ -6,34 +6,30 @@ distance from the start. The result holds every edge whose two ends were both re
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import (
-    BigInteger,
-    ColumnElement,
-    Connection,
-    String,
-    func,
-    or_,
-    select,
-    type_coerce,
-)
+from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, func, or_, select
 
 from apexmem.domain.recall.activation import Edge
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.entities import names_of
-from apexmem.readmodels.facts import believed, facts_of
+from apexmem.readmodels.facts import facts_of, prepared_believed
+from apexmem.readmodels.prepared import Prepared, as_stored, stored_time, stored_times
+from apexmem.readmodels.recall import fact_key_columns
 from apexmem.readmodels.rows import Reached, Subgraph
 from apexmem.readmodels.tables import facts, retrievals
 
 __all__ = [
     "MAX_FRONTIER",
     "MAX_VISITED",
+    "EdgeScore",
     "Expansion",
+    "Scored",
     "Walked",
     "activation_edges",
     "expand",
@@ -129,17 +125,32 @@ def activation_edges(
 
 
 class Walked(NamedTuple):
-    """A believed edge as the expansion sees it: ids as stored (hex), no names."""
+    """A believed edge as the expansion sees it: a `FactKey` (ids as stored: hex) and what
+    scores it."""
 
     fact_id: str
     position: int
     subject_id: str
+    relation: str
     object_id: str
+    said: str | None
     edge_type: str
+    episode: str | None
+    ref: str | None
     confidence: float
     retrievals: float
     valid_from: int
     """Microseconds since the epoch."""
+
+
+class Scored(NamedTuple):
+    """An edge an expansion kept: its score, and the seed it was reached from, how far."""
+
+    score: float
+    edge: Walked
+    hop: int
+    seed: str
+    """The seed's id as stored (hex)."""
 
 
 class Expansion(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,26 +158,30 @@ class Expansion(msgspec.Struct, frozen=True, kw_only=True):
 
     reached: dict[str, tuple[int, float, str]]
     """Entity -> (hops from the nearest seed, that seed's score, that seed)."""
-    edges: list[Walked]
-    """Every believed edge walked: both of its ends were reached."""
+    edges: list[Scored]
+    """The best-scored edges walked (both ends reached), best first."""
     cut_short: bool = False
 
 
-def _raw(column: ColumnElement[Any]) -> ColumnElement[Any]:
-    """The column as stored, not converted (ids stay hex strings, times integers)."""
-    return type_coerce(column, String)
+def _walk_statement(valid: bool, known: bool, typed: bool) -> ClauseElement:
+    ids: BindParameter[Any] = bindparam("ids", expanding=True)
+    return (
+        select(
+            *fact_key_columns(),
+            facts.c.confidence,
+            func.coalesce(retrievals.c.count, 0.0),
+            stored_time(facts.c.valid_from),
+        )
+        .select_from(facts.outerjoin(retrievals, retrievals.c.fact_id == facts.c.fact_id))
+        .where(
+            or_(as_stored(facts.c.subject_id).in_(ids), as_stored(facts.c.object_id).in_(ids)),
+            facts.c.object_id.is_not(None),
+            *prepared_believed(valid, known, typed),
+        )
+    )
 
 
-_WALK: Final = select(
-    _raw(facts.c.fact_id),
-    facts.c.position,
-    _raw(facts.c.subject_id),
-    _raw(facts.c.object_id),
-    facts.c.edge_type,
-    facts.c.confidence,
-    func.coalesce(retrievals.c.count, 0.0),
-    type_coerce(facts.c.valid_from, BigInteger),
-).select_from(facts.outerjoin(retrievals, retrievals.c.fact_id == facts.c.fact_id))
+_WALK: Final = Prepared(_walk_statement)
 
 
 def _walk(
@@ -177,18 +192,22 @@ def _walk(
     known_at: datetime | None,
     edge_types: Sequence[str],
 ) -> list[Walked]:
-    where = [
-        or_(_raw(facts.c.subject_id).in_(ids), _raw(facts.c.object_id).in_(ids)),
-        facts.c.object_id.is_not(None),
-        *believed(valid_at, known_at, edge_types),
-    ]
-    return [Walked(*row) for row in connection.execute(_WALK.where(*where))]
+    params = {**stored_times(valid_at, known_at), "edge_types": list(edge_types), "ids": ids}
+    shape = (valid_at is not None, known_at is not None, bool(edge_types))
+    return [Walked(*row) for row in _WALK.rows(connection, params, *shape)]
+
+
+EdgeScore = Callable[[Walked, int, float], float]
+"""The score of an edge reached `hop` hops from a seed matched with `match` (the arguments)."""
 
 
 def expand(
     connection: Connection,
     seeds: Mapping[UUID, float],
     *,
+    score: EdgeScore,
+    keep: int,
+    ceiling: float = math.inf,
     max_hops: int = 2,
     edge_types: Sequence[str] = (),
     valid_at: datetime | None = None,
@@ -196,40 +215,58 @@ def expand(
     frontier_limit: int = MAX_FRONTIER,
     out_of_time: Callable[[], bool] = lambda: False,
 ) -> Expansion:
-    """Breadth-first from every seed at once: each entity gets its shortest distance to a seed.
+    """Breadth-first from every seed at once: the best `keep` edges by `score`.
 
-    Between seeds at the same distance the stronger one counts. The edges of the nodes
-    expanded (at most `frontier_limit` per hop, the strongest) are the result; rows stay
-    as stored, so a caller converts only the few it keeps. `out_of_time` is asked before
-    each hop.
+    Each entity gets its shortest distance to a seed (between seeds at the same distance
+    the stronger counts); an edge is scored from its end that gives it the most,
+    `match / (1 + hop)`. At most `frontier_limit` entities are expanded per hop, the
+    strongest, and only those whose edges could still enter the best `keep`: `ceiling` is
+    the most `score` multiplies `match / (1 + hop)` by, so an entity whose bound is no
+    better than the `keep`-th score found is not walked (nor anything beyond it). Rows
+    stay as stored, so a caller converts only the few it keeps. `out_of_time` is asked
+    before each hop.
     """
-    reached = {s.hex: (0, score, s.hex) for s, score in seeds.items()}
+    reached = {s.hex: (0, match, s.hex) for s, match in seeds.items()}
     frontier = sorted(reached, key=lambda s: (-reached[s][1], s))
-    edges: dict[tuple[str, int], Walked] = {}
+    walked: set[tuple[str, int]] = set()
+    best: list[Scored] = []
     for hop in range(max_hops):
+        if len(best) >= keep > 0:
+            floor = best[keep - 1].score
+            frontier = [n for n in frontier if reached[n][1] / (1 + hop) * ceiling > floor]
         if not frontier:
             break
         if out_of_time():
-            return Expansion(reached=reached, edges=list(edges.values()), cut_short=True)
-        fetched = _walk(
-            connection,
-            frontier[:frontier_limit],
-            valid_at=valid_at,
-            known_at=known_at,
-            edge_types=edge_types,
-        )
+            return Expansion(reached=reached, edges=best[:keep], cut_short=True)
+        fetched = [
+            edge
+            for edge in _walk(
+                connection,
+                frontier[:frontier_limit],
+                valid_at=valid_at,
+                known_at=known_at,
+                edge_types=edge_types,
+            )
+            if (edge.fact_id, edge.position) not in walked
+        ]
         arrivals: dict[str, tuple[int, float, str]] = {}
         for edge in fetched:
-            edges[(edge.fact_id, edge.position)] = edge
+            walked.add((edge.fact_id, edge.position))
             for node, other in (
                 (edge.subject_id, edge.object_id),
                 (edge.object_id, edge.subject_id),
             ):
                 if other in reached or reached.get(node, (-1,))[0] != hop:
                     continue
-                _, score, seed = reached[node]
-                if other not in arrivals or score > arrivals[other][1]:
-                    arrivals[other] = (hop + 1, score, seed)
+                _, match, seed = reached[node]
+                if other not in arrivals or match > arrivals[other][1]:
+                    arrivals[other] = (hop + 1, match, seed)
         reached.update(arrivals)
+        for edge in fetched:  # both ends are reached now: the score is final
+            ends = (reached[edge.subject_id], reached[edge.object_id])
+            near, match, seed = max(ends, key=lambda end: (end[1] / (1 + end[0]), -end[0]))
+            best.append(Scored(score(edge, near, match), edge, near, seed))
+        best.sort(key=lambda s: (-s.score, s.edge.fact_id))
+        del best[max(keep, 0) :]
         frontier = sorted(arrivals, key=lambda n: (-arrivals[n][1], n))
-    return Expansion(reached=reached, edges=list(edges.values()))
+    return Expansion(reached=reached, edges=best)

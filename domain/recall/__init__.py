@@ -12,6 +12,7 @@ from apexmem.domain.recall.fusion import dedupe, reciprocal_rank_fusion
 from apexmem.domain.recall.router import classify_edge_types
 from apexmem.domain.recall.scoring import (
     EDGE_TYPE_WEIGHTS,
+    MAX_RECENCY_BOOST,
     composite_score,
     decayed_confidence,
     evolved_weight,
@@ -21,6 +22,7 @@ from apexmem.domain.recall.scoring import (
 
 __all__ = [
     "EDGE_TYPE_WEIGHTS",
+    "MAX_RECENCY_BOOST",
     "Activated",
     "ActivationParams",
     "ActivationResult",

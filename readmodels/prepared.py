@@ -1,0 +1,65 @@
+"""Statements compiled once and run through the driver: the read path a recall takes.
+
+A recall asks some fifteen small questions; through `Connection.execute` each paid more for
+SQLAlchemy's compiling, parameter and row processing than for SQLite's answer. A prepared
+statement is still written in SQLAlchemy Core (so it compiles for any dialect), compiled
+once per dialect, expanded for its IN lists, and run with `exec_driver_sql`. No value is
+converted either way: parameters are given as stored (ids as 32-digit hex, times as integer
+microseconds, see `stored_id` and `stored_time`) and rows come back as stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import BigInteger, ClauseElement, ColumnElement, Connection, String, type_coerce
+from sqlalchemy.sql.compiler import SQLCompiler
+
+from apexmem.readmodels.tables import stored_micros
+
+__all__ = ["Prepared", "as_stored", "stored_id", "stored_time", "stored_times"]
+
+
+class Prepared:
+    """A family of statements by shape (which optional conditions it has), each compiled once."""
+
+    def __init__(self, build: Callable[..., ClauseElement]) -> None:
+        self._build = build
+        self._compiled: dict[tuple[str, Hashable], SQLCompiler] = {}
+
+    def rows(
+        self, connection: Connection, params: Mapping[str, Any], *shape: Hashable
+    ) -> Sequence[Any]:
+        """The rows (tuples) of the statement `build(*shape)` for `params` (values as stored)."""
+        key = (connection.dialect.name, shape)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            built = self._build(*shape).compile(dialect=connection.dialect)
+            assert isinstance(built, SQLCompiler)
+            compiled = self._compiled[key] = built
+        state = compiled.construct_expanded_state(dict(params))
+        args = state.positional_parameters if compiled.positional else state.parameters
+        return connection.exec_driver_sql(state.statement, args).all()
+
+
+def as_stored(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    """An id or text column as stored: compared with and returned as a plain string."""
+    return type_coerce(column, String)
+
+
+def stored_time(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    """A time column as stored: integer microseconds since the epoch."""
+    return type_coerce(column, BigInteger)
+
+
+def stored_id(value: UUID) -> str:
+    """An id as the read model stores it."""
+    return value.hex
+
+
+def stored_times(valid_at: datetime | None, known_at: datetime | None) -> dict[str, int | None]:
+    """The two time axes as stored, for the `valid_at` and `known_at` parameters."""
+    return {"valid_at": stored_micros(valid_at), "known_at": stored_micros(known_at)}

@@ -112,7 +112,7 @@ class VectorSettings(_Section, frozen=True, kw_only=True):
     """`wordllama`: the model inside the installed wheel (never downloaded); `hashing`: a
     deterministic bag-of-words embedder, for tests and machines without the model."""
     hashing_dimension: Annotated[int, msgspec.Meta(ge=8, le=4096)] = 256
-    hnsw_threshold: _Positive = 100_000
+    hnsw_threshold: _Positive = 50_000
     """Vectors of one kind past which its index turns from exact to HNSW."""
 
 

@@ -134,10 +134,10 @@ _FLOOR: Final = Prepared(_floor)
 
 def _best(connection: Connection, name: str, terms: Sequence[str]) -> tuple[str, int | None]:
     """The match over the question's rarest words and the rowid floor, within `RANKED_ROWS`."""
-    counts = {
-        t: _COUNT.rows(connection, {"match": any_query([t]), "cap": RANKED_ROWS + 1}, name)[0][0]
-        for t in dict.fromkeys(terms)
-    }
+    counts = {}
+    for term in dict.fromkeys(terms):
+        params = {"match": any_query([term], prefix=False), "cap": RANKED_ROWS + 1}
+        counts[term] = _COUNT.rows(connection, params, name)[0][0]
     chosen: list[str] = []
     total = 0
     for term in sorted((t for t in counts if counts[t]), key=lambda t: counts[t]):
@@ -147,7 +147,7 @@ def _best(connection: Connection, name: str, terms: Sequence[str]) -> tuple[str,
         total += counts[term]
     if not chosen:
         return "", None
-    match = any_query(chosen)
+    match = any_query(chosen, prefix=False)
     if total <= RANKED_ROWS:
         return match, None
     found = _FLOOR.rows(connection, {"match": match, "cap": RANKED_ROWS}, name)

@@ -27,6 +27,7 @@ from sqlalchemy import (
     TableClause,
     Uuid,
     bindparam,
+    case,
     or_,
     select,
     type_coerce,
@@ -185,16 +186,41 @@ def matching_entities(
     if not found:
         return []
     scale = found[0][1] if found[0][1] > 0 else 1.0
-    scored = [(UUID(entity), min(1.0, max(0.0, score / scale))) for entity, score in found]
-    roots = _roots(connection, [entity for entity, _ in scored], known_at)
-    shown = _shown(connection, set(roots.values()), known_at)
-    hits: dict[UUID, EntityHit] = {}
+    scored = [(entity, min(1.0, max(0.0, score / scale))) for entity, score in found]
+    params["ids"] = [entity for entity, _ in scored]
+    rows = {r[0]: r for r in _ENTITY_STATES.rows(connection, params, known_at is not None)}
+    merged = [UUID(e) for e, r in rows.items() if r[3] is not None]  # rare: follow them as usual
+    roots = {e.hex: root for e, root in _roots(connection, merged, known_at).items()}
+    shown = {e: (r[1], r[2]) for e, r in rows.items() if r[3] is None and not r[4]}
+    shown.update((r.hex, n) for r, n in _shown(connection, set(roots.values()), known_at).items())
+    hits: dict[str, EntityHit] = {}
     for entity, score in scored:
-        root = roots[entity]
+        root = roots[entity].hex if entity in roots else entity
         if root in shown and root not in hits:
             name, entity_type = shown[root]
-            hits[root] = EntityHit(entity_id=root, name=name, entity_type=entity_type, score=score)
+            hits[root] = EntityHit(
+                entity_id=UUID(root), name=name, entity_type=entity_type, score=score
+            )
     return list(hits.values())[:limit]
+
+
+def _entity_states(known: bool) -> ClauseElement:
+    """id, name, type, merged into (or None), archived, of the entities `ids` (as known then)."""
+    merged: ColumnElement[bool] = entities.c.merged_into.is_not(None)
+    archived: ColumnElement[bool] = entities.c.archived_at.is_not(None)
+    if known:
+        merged = merged & (stored_time(entities.c.merged_at) <= bindparam("known_at"))
+        archived = archived & (stored_time(entities.c.archived_at) <= bindparam("known_at"))
+    return select(
+        as_stored(entities.c.entity_id),
+        entities.c.name,
+        entities.c.entity_type,
+        case((merged, as_stored(entities.c.merged_into))),
+        archived,
+    ).where(as_stored(entities.c.entity_id).in_(bindparam("ids", expanding=True)))
+
+
+_ENTITY_STATES: Final = Prepared(_entity_states)
 
 
 def search_facts(

@@ -21,6 +21,8 @@ from sqlalchemy import select
 from apexmem import ApexmemError, Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.readmodels import FactRow, ReadModelStore, dump
+from apexmem.readmodels.facts import believed
+from apexmem.readmodels.recall import visible_facts
 from apexmem.readmodels.tables import facts
 from apexmem.readmodels.vectors import VectorProjection, reset_vector_items, vector_items
 from apexmem.replay.runner import Runner
@@ -119,6 +121,16 @@ class ReadModelMachine(RuleBasedStateMachine):
         view = self.memory.as_of(known_at=moment)
         visible = {f.fact_id for p in PEOPLE for f in view.facts_about(p, valid_at=probe)}
         assert {h.item_id for h in found if h.kind == "fact"} <= visible
+        # The prepared statements recall reads through hold the same versions as `believed`.
+        with self.memory.store.read() as connection:
+            every = [r[0].hex for r in connection.execute(select(facts.c.fact_id))]
+            prepared = visible_facts(connection, every, valid_at=probe, known_at=moment)
+            rows = connection.execute(
+                select(facts.c.fact_id, facts.c.position).where(*believed(probe, moment))
+            )
+            assert {(k.fact_id, k.position) for k in prepared.values()} == {
+                (r.fact_id.hex, r.position) for r in rows
+            }
 
     @rule(seconds=st.sampled_from([0, 0, 1, 5, 60]))
     def tick(self, seconds: int) -> None:

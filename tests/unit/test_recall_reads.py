@@ -1,0 +1,123 @@
+"""The recall's read path: rarest words first, multi-word seeds, and a BFS that stops early
+without changing its answer. Real SQLite and FTS5; the hashing embedder stands in for WordLlama.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+from uuid import UUID
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apexmem import Memory
+from apexmem.domain.embedding import HashingEmbedder
+from apexmem.domain.recall import composite_score
+from apexmem.readmodels import recall as reads
+from apexmem.readmodels.traverse import Walked, expand
+
+
+def fact(subject: str, relation: str, obj: str, **extra: Any) -> dict[str, Any]:
+    return {"subject": subject, "relation": relation, "object": obj, **extra}
+
+
+def test_a_common_word_gives_way_to_the_rare_ones(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past RANKED_ROWS matches a word is left out when rarer words of the question match."""
+    memory.assert_facts(
+        [fact(f"Person {i}", "works_on", "Project", fact=f"Person {i} works on the project")
+         for i in range(12)]
+        + [fact("Zed", "likes", "Tea", fact="Zed likes oolong tea")]
+    )  # fmt: skip
+    monkeypatch.setattr(reads, "RANKED_ROWS", 5)
+    with memory.store.read() as connection:
+        found = reads.ranked_facts(connection, ["project", "oolong"], size=10)
+        assert [key.said or "" for key, _ in found] == [""]
+        only_common = reads.ranked_facts(connection, ["project"], size=10)
+    # Alone, the common word is ranked over its newest RANKED_ROWS matches.
+    newest = sorted((key.position for key, _ in only_common), reverse=True)
+    assert len(only_common) == 5
+    assert newest == sorted((f.position for f in memory.facts_about("Project")), reverse=True)[:5]
+
+
+def test_every_matching_fact_is_ranked_while_the_words_are_rare(memory: Memory) -> None:
+    memory.assert_facts(
+        [
+            fact("Ann", "uses", "Rust", fact="Ann writes Rust every day"),
+            fact("Ben", "uses", "Golang", fact="Ben writes Golang"),
+            fact("Cyra", "uses", "Rust", fact="Cyra reads about Rust"),
+        ]
+    )
+    with memory.store.read() as connection:
+        found = reads.ranked_facts(connection, ["writes", "rust"], size=10)
+    # "Ann writes Rust" holds both words: first; the others hold one each.
+    assert len(found) == 3
+    assert found[0][0].fact_id == memory.facts_about("Ann")[0].fact_id.hex
+
+
+def test_a_name_of_several_words_seeds_the_entity_holding_them_all(memory: Memory) -> None:
+    people = ["Ada Byron", "Ada King", "Ada Lovelace", "Grace Lovelace", "Ada Smith", "Ada Jones"]
+    memory.assert_facts(
+        [fact(p, "works_at", f"Org {i}", subject_type="person") for i, p in enumerate(people)]
+    )
+    found = memory.recall("Who does Ada Lovelace work with?", limit=2)
+    assert found.seeds[0] == "Ada Lovelace"
+
+
+def _score(edge: Walked, hop: int, match: float) -> float:
+    return composite_score(match, hop, edge.confidence, edge.edge_type)
+
+
+@settings(max_examples=30)
+@given(graph=st.randoms(use_true_random=False), keep=st.integers(1, 6), hops=st.integers(1, 3))
+def test_stopping_early_keeps_the_best_edges_of_a_full_expansion(
+    tmp_path_factory: pytest.TempPathFactory, graph: random.Random, keep: int, hops: int
+) -> None:
+    """With the true ceiling (the largest type weight) the pruned BFS keeps what one that
+    walks everything (an infinite ceiling) keeps, on random graphs of 10 nodes and 30 edges."""
+    types = ["semantic", "causal", "temporal", "entity"]
+    edges = [(graph.randrange(10), graph.randrange(10)) for _ in range(30)]
+    with Memory.open(tmp_path_factory.mktemp("bfs"), embedder=HashingEmbedder(64)) as memory:
+        memory.assert_facts(
+            [
+                fact(
+                    f"Node{s}",
+                    f"r{i}",
+                    f"Node{o}",
+                    edge_type=graph.choice(types),
+                    confidence=graph.choice([0.3, 0.6, 0.9, 1.0]),
+                )
+                for i, (s, o) in enumerate(edges)
+                if s != o
+            ]
+            or [fact("Node0", "r", "Node1")]  # a degenerate draw: every edge a loop
+        )
+        ids = {e.name: e.entity_id for e in memory.entities()}
+        start = {ids[n]: graph.choice([0.2, 0.5, 1.0]) for n in graph.sample(sorted(ids), 2)}
+        with memory.store.read() as connection:
+            runs = [
+                expand(connection, start, score=_score, keep=keep, ceiling=c, max_hops=hops)
+                for c in (1.2, math.inf)
+            ]
+    pruned, full = ([(round(s.score, 12), s.edge.fact_id) for s in r.edges] for r in runs)
+    assert pruned == full
+
+
+def test_the_candidate_keys_tell_notes_and_values_apart(memory: Memory) -> None:
+    memory.assert_facts(
+        [
+            {"subject": "Ann", "relation": "note", "fact": "Ann paints on Sundays"},
+            {"subject": "Ann", "relation": "age", "value": "41"},
+            fact("Ann", "knows", "Ben"),
+        ]
+    )
+    with memory.store.read() as connection:
+        ids = [f.fact_id.hex for f in memory.facts_about("Ann")]
+        keys = reads.visible_facts(connection, ids)
+    said = sorted((k.relation, k.said) for k in keys.values())
+    assert said == [("age", "41"), ("knows", None), ("note", "Ann paints on Sundays")]
+    assert all(UUID(k.fact_id).hex == k.fact_id for k in keys.values())

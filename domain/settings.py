@@ -18,6 +18,7 @@ __all__ = [
     "MemorySettings",
     "NoteLinkingSettings",
     "ProjectionSettings",
+    "ServerSettings",
     "Settings",
     "VectorSettings",
     "parse_settings",
@@ -144,10 +145,19 @@ class MemorySettings(_Section, frozen=True, kw_only=True):
     recall: RecallSettings = RecallSettings()
 
 
+class ServerSettings(_Section, frozen=True, kw_only=True):
+    """`[server]`: `apexmem serve` and `apexmem mcp` over this memory."""
+
+    token: Annotated[str, msgspec.Meta(min_length=16, max_length=512)] | None = None
+    """The bearer token every request must carry (`APEXMEM_TOKEN` overrides it); under
+    `apexmem serve --tenants ROOT`, each tenant's own token."""
+
+
 class Settings(_Section, frozen=True, kw_only=True):
     """Every setting, validated; build with `parse_settings` or take the defaults."""
 
     memory: MemorySettings = MemorySettings()
+    server: ServerSettings = ServerSettings()
 
 
 def parse_settings(text: str, source: str = "settings") -> tuple[Settings, list[str]]:

@@ -13,6 +13,7 @@ import click
 from apexmem.cli.projection import project, rebuild, stats
 from apexmem.cli.query import entities, facts, traverse
 from apexmem.cli.recall import recall
+from apexmem.cli.serving import mcp_command, serve
 from apexmem.cli.state import State, no_entity
 from apexmem.cli.timetravel import diff, replay
 from apexmem.config import EVENTS_FILE, SETTINGS_FILE, home
@@ -275,7 +276,19 @@ def _toml_section(name: str, values: dict[str, Any]) -> list[str]:
     return lines
 
 
-for _command in (diff, entities, facts, project, rebuild, recall, replay, stats, traverse):
+for _command in (
+    diff,
+    entities,
+    facts,
+    mcp_command,
+    project,
+    rebuild,
+    recall,
+    replay,
+    serve,
+    stats,
+    traverse,
+):
     cli.add_command(_command)
 
 

@@ -1,0 +1,152 @@
+"""Each request of the HTTP API and each MCP tool as one `Memory` call: the servers' only logic.
+
+Both servers decode a request into its `apexmem.wire` type, then call one function here
+while holding the memory's lock (a `Memory` serves one call at a time).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import blake3
+import msgspec
+
+from apexmem.domain.commands import AddAlias, RecordMessage, RetractFact, build
+from apexmem.events.errors import ValidationError
+from apexmem.memory import Memory
+from apexmem.readmodels.rows import Subgraph
+from apexmem.recalled import Recall
+from apexmem.replay.diff import Diff
+from apexmem.results import AliasRef, MessageRef, RetractRef
+from apexmem.wire import (
+    AliasIn,
+    AsOfRecallIn,
+    DiffIn,
+    FactsAboutIn,
+    FactsFound,
+    FactsIn,
+    FactsOut,
+    HistoryIn,
+    HistoryOut,
+    MessageIn,
+    RecallIn,
+    RetractIn,
+    TraverseIn,
+)
+
+__all__ = [
+    "add_alias",
+    "diff",
+    "facts_about",
+    "history",
+    "idempotency_key",
+    "recall",
+    "record_message",
+    "remember",
+    "retract",
+    "traverse",
+]
+
+_KEY: Final = re.compile(r"[\x21-\x7e]{1,255}")
+"""An Idempotency-Key: 1 to 255 visible ASCII characters (a UUID, say)."""
+
+
+def idempotency_key(operation: str, key: str | None, request: msgspec.Struct) -> str | None:
+    """The log's idempotency key for a client's key: bound to the operation and the request.
+
+    A retry (same key, same request) finds the first append's results in the log; the same
+    key with a different request is a different request, so it can never be answered
+    with the results of another write.
+    """
+    if key is None:
+        return None
+    if not _KEY.fullmatch(key):
+        raise ValidationError(
+            "Idempotency-Key", key, "must be 1 to 255 visible ASCII characters (no spaces)"
+        )
+    digest = blake3.blake3(msgspec.json.encode(request, order="deterministic")).hexdigest()
+    return f"{operation}:{key}:{digest[:32]}"
+
+
+def remember(memory: Memory, request: FactsIn, *, key: str | None = None) -> FactsOut:
+    """Assert every fact of the request in one atomic append."""
+    facts = [msgspec.structs.asdict(f) for f in request.facts]
+    scoped = idempotency_key("facts", key, request)
+    return FactsOut(results=memory.assert_facts(facts, idempotency_key=scoped))
+
+
+def record_message(memory: Memory, request: MessageIn, *, key: str | None = None) -> MessageRef:
+    """Store one message verbatim."""
+    command = build(RecordMessage, msgspec.structs.asdict(request))
+    scoped = idempotency_key("messages", key, request)
+    [result] = memory.execute([command], idempotency_key=scoped)
+    assert isinstance(result, MessageRef)
+    return result
+
+
+def add_alias(memory: Memory, request: AliasIn, *, key: str | None = None) -> AliasRef:
+    """Claim another name for an entity."""
+    command = build(AddAlias, msgspec.structs.asdict(request))
+    scoped = idempotency_key("aliases", key, request)
+    [result] = memory.execute([command], idempotency_key=scoped)
+    assert isinstance(result, AliasRef)
+    return result
+
+
+def retract(memory: Memory, request: RetractIn, *, key: str | None = None) -> RetractRef:
+    """End or withdraw one fact version."""
+    command = build(RetractFact, msgspec.structs.asdict(request))
+    scoped = idempotency_key("retractions", key, request)
+    [result] = memory.execute([command], idempotency_key=scoped)
+    assert isinstance(result, RetractRef)
+    return result
+
+
+def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
+    """The hits that best answer the query, now or inside a past state."""
+    return memory.recall(
+        request.query,
+        limit=request.limit,
+        max_hops=request.max_hops,
+        edge_types=request.edge_types,
+        mode=request.mode,
+        valid_at=request.valid_at,
+        known_at=request.known_at,
+    )
+
+
+def facts_about(memory: Memory, request: FactsAboutIn) -> FactsFound:
+    """Believed facts about an entity, valid at `valid_at`, as known at `known_at`."""
+    view = memory.as_of(known_at=request.known_at)
+    found = view.facts_about(
+        request.entity, valid_at=request.valid_at, entity_type=request.entity_type
+    )
+    return FactsFound(facts=found)
+
+
+def traverse(memory: Memory, request: TraverseIn) -> Subgraph:
+    """The neighbourhood of an entity over believed edges."""
+    view = memory.as_of(known_at=request.known_at)
+    return view.traverse(
+        request.start,
+        max_hops=request.max_hops,
+        edge_types=request.edge_types,
+        valid_at=request.valid_at,
+    )
+
+
+def history(memory: Memory, request: HistoryIn) -> HistoryOut:
+    """Every event of a fact's slot, a slot or an entity, oldest first."""
+    events = memory.history(
+        fact=request.fact,
+        entity=request.entity,
+        entity_type=request.entity_type,
+        slot=request.slot,
+    )
+    return HistoryOut(events=events)
+
+
+def diff(memory: Memory, request: DiffIn) -> Diff:
+    """What changed between two transaction times."""
+    return memory.diff(request.since, request.until)

@@ -1,0 +1,273 @@
+"""The MCP server (`apexmem mcp`): tools over one memory, on stdio or streamable HTTP.
+
+Each tool's input schema is the JSON schema of an `apexmem.wire` type (the same types the
+HTTP API takes); each result is text an LLM can read plus the structured value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from importlib.metadata import version
+from typing import Any, Final
+
+import anyio
+import mcp_types as types
+import msgspec
+from mcp.server import Server, ServerRequestContext
+
+from apexmem import calls
+from apexmem.events.errors import ApexmemError
+from apexmem.memory import Memory
+from apexmem.readmodels.rows import FactRow, Subgraph
+from apexmem.recalled import Recall, format_context
+from apexmem.results import MessageRef
+from apexmem.server.auth import BearerGuard
+from apexmem.server.tenants import Tenant, Tenants
+from apexmem.wire import (
+    AsOfRecallIn,
+    FactIn,
+    FactsAboutIn,
+    FactsFound,
+    FactsIn,
+    FactsOut,
+    HistoryIn,
+    HistoryOut,
+    MessageIn,
+    RecallIn,
+    TraverseIn,
+    convert,
+)
+
+__all__ = ["TOOLS", "Tool", "build_server", "http_app", "run_stdio", "tool_schema"]
+
+_INSTRUCTIONS: Final = """apexmem is a long-term memory. Call `remember` for each durable fact
+you learn (subject -relation-> object), `record_message` for conversation turns worth
+keeping, and `recall` before answering questions about the past. Facts are never
+overwritten: a new employer supersedes the old one, and `history` shows every version.
+Times are ISO 8601 with a zone, e.g. 2025-03-01T00:00:00Z."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    """One MCP tool: its wire input type, the call it makes and how its result reads."""
+
+    name: str
+    description: str
+    input: type[msgspec.Struct]
+    output: type[msgspec.Struct]
+    run: Callable[[Memory, Any], msgspec.Struct]
+    text: Callable[[Any], str]
+    read_only: bool = True
+
+
+def _remember(memory: Memory, fact: FactIn) -> FactsOut:
+    return calls.remember(memory, FactsIn(facts=[fact]))
+
+
+def _fact_line(row: FactRow) -> str:
+    until = f" until {row.valid_until:%Y-%m-%d}" if row.valid_until else ""
+    return (
+        f"- {row.fact} (valid from {row.valid_from:%Y-%m-%d}{until}, confidence "
+        f"{row.confidence:.2f}, {row.edge_type}, fact {row.fact_id})"
+    )
+
+
+def _remembered(out: FactsOut) -> str:
+    [ref] = out.results
+    replaced = f", superseding fact {ref.supersedes}" if ref.supersedes else ""
+    return f"Remembered: fact {ref.fact_id} {ref.outcome}{replaced} (log position {ref.position})."
+
+
+def _recorded(ref: MessageRef) -> str:
+    return f"Recorded message {ref.message_id} (log position {ref.position})."
+
+
+def _recalled(found: Recall) -> str:
+    if not found.hits:
+        return "Nothing in memory answers that."
+    cut = "\n(cut short by the time budget)" if found.cut_short else ""
+    return format_context(found, budget_chars=4_000) + cut
+
+
+def _facts(found: FactsFound) -> str:
+    if not found.facts:
+        return "No believed facts about that entity."
+    return "\n".join(_fact_line(row) for row in found.facts)
+
+
+def _subgraph(graph: Subgraph) -> str:
+    if not graph.entities:
+        return "No entity answers to that name."
+    reached = ", ".join(f"{e.name} ({e.entity_type}, {e.hops} hops)" for e in graph.entities)
+    edges = "\n".join(_fact_line(row) for row in graph.facts) or "(no edges)"
+    return f"Entities: {reached}\nEdges:\n{edges}"
+
+
+def _history(out: HistoryOut) -> str:
+    return "\n".join(
+        f"#{e.position} {_when(e.recorded_at)} {e.tag}"
+        + (f" by {e.actor}" if e.actor else "")
+        + (f" in {e.episode}" if e.episode else "")
+        for e in out.events
+    )
+
+
+def _when(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+TOOLS: Final = (
+    Tool(
+        name="remember",
+        description="Remember one fact: subject -relation-> object (an entity), or a literal "
+        "value, or a note about the subject. A new object on a single-valued relation "
+        "(works_at, lives_in) supersedes the old one; the same fact again reinforces it.",
+        input=FactIn,
+        output=FactsOut,
+        run=_remember,
+        text=_remembered,
+        read_only=False,
+    ),
+    Tool(
+        name="record_message",
+        description="Store one conversation message verbatim (speaker, text, episode).",
+        input=MessageIn,
+        output=MessageRef,
+        run=calls.record_message,
+        text=_recorded,
+        read_only=False,
+    ),
+    Tool(
+        name="recall",
+        description="The remembered facts and messages that best answer a question, best "
+        "first (full text, vectors and graph neighbours, fused).",
+        input=RecallIn,
+        output=Recall,
+        run=calls.recall,
+        text=_recalled,
+    ),
+    Tool(
+        name="recall_as_of",
+        description="Recall inside a past state: what the memory had been told by known_at "
+        "(and, with valid_at, what was true in the world then).",
+        input=AsOfRecallIn,
+        output=Recall,
+        run=calls.recall,
+        text=_recalled,
+    ),
+    Tool(
+        name="facts_about",
+        description="Every believed fact with the entity as subject or object, now or at "
+        "valid_at / known_at.",
+        input=FactsAboutIn,
+        output=FactsFound,
+        run=calls.facts_about,
+        text=_facts,
+    ),
+    Tool(
+        name="traverse",
+        description="Entities within max_hops of an entity and the believed edges between them.",
+        input=TraverseIn,
+        output=Subgraph,
+        run=calls.traverse,
+        text=_subgraph,
+    ),
+    Tool(
+        name="history",
+        description="Every event behind a fact (by fact id), a slot, or an entity, oldest first, "
+        "with log position, time, actor and episode.",
+        input=HistoryIn,
+        output=HistoryOut,
+        run=calls.history,
+        text=_history,
+    ),
+)
+"""The tools, in the order `tools/list` gives them."""
+
+_BY_NAME: Final = {tool.name: tool for tool in TOOLS}
+
+
+def tool_schema(kind: type[msgspec.Struct]) -> dict[str, Any]:
+    """The JSON schema of a wire type with the object at its root (as MCP requires)."""
+    schema = msgspec.json.schema(kind)
+    definitions: dict[str, Any] = dict(schema.get("$defs", {}))
+    root: dict[str, Any] = definitions.pop(kind.__name__)
+    return {**root, "$defs": definitions} if definitions else root
+
+
+def _listing() -> types.ListToolsResult:
+    return types.ListToolsResult(
+        tools=[
+            types.Tool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=tool_schema(tool.input),
+                output_schema=tool_schema(tool.output),
+                annotations=types.ToolAnnotations(
+                    read_only_hint=tool.read_only, destructive_hint=False
+                ),
+            )
+            for tool in TOOLS
+        ]
+    )
+
+
+def _call(tenant: Tenant, tool: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
+    try:
+        request = convert(tool.input, arguments)
+        with tenant.memory() as memory:
+            result = tool.run(memory, request)
+    except ApexmemError as e:
+        return types.CallToolResult(content=[types.TextContent(text=f"error: {e}")], is_error=True)
+    return types.CallToolResult(
+        content=[types.TextContent(text=tool.text(result))],
+        structured_content=msgspec.to_builtins(result),
+    )
+
+
+def build_server(tenant: Tenant) -> Server[Any]:
+    """The MCP server over one memory (opened on the first tool call, closed by the caller)."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return _listing()
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = _BY_NAME.get(params.name)
+        if tool is None:
+            known = ", ".join(_BY_NAME)
+            text = f"error: no tool named {params.name!r}; the tools are {known}"
+            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+        arguments = dict(params.arguments or {})
+        return await anyio.to_thread.run_sync(_call, tenant, tool, arguments)
+
+    return Server(
+        "apexmem",
+        version=version("apexmem"),
+        instructions=_INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def run_stdio(tenant: Tenant) -> None:
+    """Serve MCP over this process's stdin and stdout until the client closes them."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(tenant)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(tenants: Tenants, *, host: str) -> BearerGuard:
+    """Streamable HTTP at `/mcp` over the one memory of `tenants`, behind the bearer guard."""
+    tenant = tenants.get()
+    assert tenant is not None
+    server = build_server(tenant)
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    return BearerGuard(app, tenants)

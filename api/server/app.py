@@ -1,0 +1,65 @@
+"""The HTTP API as an ASGI app (Litestar behind the bearer guard), and `serve` to run it."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Any
+
+from litestar import Litestar, Router
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+
+from apexmem.logs import get_logger
+from apexmem.server.auth import BearerGuard
+from apexmem.server.config import DEFAULT_MAX_BODY_BYTES
+from apexmem.server.errors import exception_handlers
+from apexmem.server.routes import MemoryApi
+from apexmem.server.tenants import Tenants
+
+__all__ = ["create_app"]
+
+_logger = get_logger()
+
+_DESCRIPTION = """A temporal knowledge-graph memory for agents: append facts and messages,
+recall, query on both time axes, audit. Every request needs `Authorization: Bearer <token>`.
+Errors are `application/problem+json` (RFC 9457); a validation problem names `field`,
+`value` and `rule`. Writes take an `Idempotency-Key` header: a retry with the same key and
+body returns the first result and writes nothing."""
+
+
+def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> BearerGuard:
+    """The API over `tenants`: under `/v1`, or `/v1/tenants/{tenant}` when there are tenants."""
+    prefix = "/v1/tenants/{tenant:str}" if tenants.multi else "/v1"
+    api = Litestar(
+        route_handlers=[Router(path=prefix, route_handlers=[MemoryApi])],
+        openapi_config=OpenAPIConfig(
+            title="apexmem",
+            version=version("apexmem"),
+            description=_DESCRIPTION,
+            path="/v1",
+            render_plugins=[JsonRenderPlugin()],
+            components=Components(
+                security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}
+            ),
+            security=[{"bearer": []}],
+            create_examples=False,
+        ),
+        exception_handlers=exception_handlers(),
+        request_max_body_size=max_body_bytes,
+        on_shutdown=[lambda: _close(tenants)],
+        state=_state(tenants),
+        debug=False,
+    )
+    return BearerGuard(api, tenants)
+
+
+def _state(tenants: Tenants) -> Any:
+    from litestar.datastructures import State
+
+    return State({"tenants": tenants})
+
+
+def _close(tenants: Tenants) -> None:
+    tenants.close()
+    _logger.info("server.stopped")

@@ -1,0 +1,89 @@
+"""The bearer-token check in front of every HTTP request, before any routing.
+
+Wraps an ASGI app (the Litestar API or the MCP streamable-HTTP app), so unknown paths,
+the OpenAPI document and wrong methods need the token too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import msgspec
+
+from apexmem.events.errors import ValidationError
+from apexmem.server.problem import MEDIA_TYPE, Problem, encode_problem, problem
+from apexmem.server.tenants import Tenants
+
+__all__ = ["TENANT_PREFIX", "BearerGuard", "bearer_token"]
+
+TENANT_PREFIX: Final = "/v1/tenants/"
+
+Scope = Mapping[str, Any]
+Receive = Any
+Send = Any
+
+
+def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, if there is one."""
+    for name, value in headers:
+        if name.lower() == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
+
+
+class BearerGuard:
+    """Lets a request through only with the token of the memory (or tenant) it asks for."""
+
+    def __init__(self, app: Any, tenants: Tenants) -> None:
+        self.app = app
+        self.tenants = tenants
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        await _send_problem(send, refusal, scope.get("path", ""))
+
+    def _refusal(self, scope: Scope) -> Problem | None:
+        token = bearer_token(scope.get("headers", []))
+        path: str = scope.get("path", "")
+        if self.tenants.multi and path.startswith(TENANT_PREFIX):
+            name = path[len(TENANT_PREFIX) :].split("/", 1)[0]
+            try:
+                tenant = self.tenants.get(name)
+            except ValidationError as e:
+                return problem(
+                    422, "validation", "Invalid request", str(e), field=e.field, value=e.value,
+                    rule=e.rule,
+                )  # fmt: skip
+            allowed = tenant is not None and tenant.accepts(token)
+        else:
+            allowed = self.tenants.any_accepts(token)
+        if allowed:
+            return None
+        reason = "no bearer token" if token is None else "a wrong bearer token"
+        return problem(
+            401,
+            "unauthorized",
+            "Unauthorized",
+            f"the request carries {reason}; send 'Authorization: Bearer <token>'",
+        )
+
+
+async def _send_problem(send: Send, found: Problem, path: str) -> None:
+    body = encode_problem(msgspec.structs.replace(found, instance=path))
+    headers = [
+        (b"content-type", MEDIA_TYPE.encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if found.status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="apexmem"'))
+    await send({"type": "http.response.start", "status": found.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,70 @@
+"""How a server is started: where, over which memories, with which token; refusals at start."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+from pathlib import Path
+from typing import Final
+
+import msgspec
+
+from apexmem.config import load_settings
+from apexmem.events.errors import ApexmemError, ValidationError
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "MIN_TOKEN_LENGTH",
+    "ServeConfig",
+    "is_loopback",
+    "resolve_token",
+]
+
+DEFAULT_MAX_BODY_BYTES: Final = 1_048_576
+"""Request bodies over 1 MiB are refused with 413 (`--max-body-bytes` changes it)."""
+MIN_TOKEN_LENGTH: Final = 16
+
+
+class ServeConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """One `apexmem serve`: a memory directory (`db`) or a root of tenants (`tenants`)."""
+
+    db: Path | None = None
+    tenants: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = 8420
+    token: str | None = None
+    """The bearer token (single memory only); see `resolve_token`."""
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_token(directory: Path, host: str) -> tuple[str, bool]:
+    """The token for one memory and whether it was generated for this run.
+
+    `APEXMEM_TOKEN`, else `[server] token` in the memory's settings; with neither, a
+    random token on a loopback address, and a refusal to start on any other.
+    """
+    configured = os.environ.get("APEXMEM_TOKEN") or load_settings(directory).server.token
+    if configured is not None:
+        if len(configured) < MIN_TOKEN_LENGTH:
+            raise ValidationError(
+                "APEXMEM_TOKEN", "<hidden>", f"is shorter than {MIN_TOKEN_LENGTH} characters"
+            )
+        return configured, False
+    if not is_loopback(host):
+        raise ApexmemError(
+            f"refusing to serve on {host} without a token: set APEXMEM_TOKEN or "
+            f"[server] token in {directory / 'apexmem.toml'} (at least {MIN_TOKEN_LENGTH} "
+            "characters), or bind 127.0.0.1"
+        )
+    return secrets.token_urlsafe(32), True

@@ -1,0 +1,133 @@
+"""Every error the API can raise, as a problem response; the problems each operation documents."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.types import ExceptionHandlersMap
+
+from apexmem.events.errors import (
+    ApexmemError,
+    ConcurrencyError,
+    IntegrityViolation,
+    NotFoundError,
+    ValidationError,
+)
+from apexmem.logs import get_logger
+from apexmem.server.problem import MEDIA_TYPE, Problem, encode_problem, problem
+
+__all__ = ["PROBLEM_RESPONSES", "exception_handlers"]
+
+_logger = get_logger()
+
+
+def _respond(request: Request[Any, Any, Any], found: Problem) -> Response[bytes]:
+    placed = msgspec.structs.replace(found, instance=request.url.path)
+    headers = {"WWW-Authenticate": 'Bearer realm="apexmem"'} if found.status == 401 else None
+    return Response(
+        encode_problem(placed), status_code=found.status, media_type=MEDIA_TYPE, headers=headers
+    )
+
+
+def _validation(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+    assert isinstance(error, ValidationError)
+    return _respond(
+        request,
+        problem(
+            422,
+            "validation",
+            "Invalid request",
+            str(error),
+            field=error.field,
+            value=error.value,
+            rule=error.rule,
+        ),
+    )
+
+
+def _framework_validation(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+    """Litestar's own checks of path, query and header parameters, in apexmem's words."""
+    assert isinstance(error, ValidationException)
+    extra = error.extra if isinstance(error.extra, list) else []
+    first: dict[str, Any] = extra[0] if extra and isinstance(extra[0], dict) else {}
+    field = str(first.get("key", "request"))
+    rule = str(first.get("message", error.detail))
+    value = request.query_params.get(field, request.headers.get(field))
+    rule = f"is invalid: {rule[0].lower()}{rule[1:]}" if rule else "is invalid"
+    detail = f"{field}: {value!r} {rule}"
+    return _respond(
+        request,
+        problem(422, "validation", "Invalid request", detail, field=field, value=value, rule=rule),
+    )
+
+
+_APEXMEM: Final = (
+    (NotFoundError, 404, "not-found", "Not found"),
+    (ConcurrencyError, 409, "conflict", "Conflicting write"),
+    (IntegrityViolation, 500, "integrity", "The log failed verification"),
+    (ApexmemError, 409, "rejected", "Request refused"),
+)
+
+
+def _apexmem(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+    for kind, status, name, title in _APEXMEM:
+        if isinstance(error, kind):
+            return _respond(request, problem(status, name, title, str(error)))
+    raise AssertionError(f"unhandled {error!r}")
+
+
+_HTTP_KINDS: Final = {
+    400: ("malformed", "Malformed request"),
+    401: ("unauthorized", "Unauthorized"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    413: ("too-large", "Request body too large"),
+}
+
+
+def _http(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+    assert isinstance(error, HTTPException)
+    kind, title = _HTTP_KINDS.get(error.status_code, (str(error.status_code), "HTTP error"))
+    return _respond(request, problem(error.status_code, kind, title, str(error.detail)))
+
+
+def _internal(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+    _logger.exception("request.failed", path=request.url.path, error=repr(error))
+    return _respond(
+        request, problem(500, "internal", "Internal error", "the server failed; see its log")
+    )
+
+
+def exception_handlers() -> ExceptionHandlersMap:
+    """Every error the app can raise, mapped to a problem response."""
+    return {
+        ValidationError: _validation,
+        ValidationException: _framework_validation,
+        ApexmemError: _apexmem,
+        HTTPException: _http,
+        Exception: _internal,
+    }
+
+
+def _spec(description: str) -> ResponseSpec:
+    return ResponseSpec(
+        data_container=Problem,
+        description=description,
+        media_type=MEDIA_TYPE,
+        generate_examples=False,
+    )
+
+
+PROBLEM_RESPONSES: Final[dict[int, ResponseSpec]] = {
+    400: _spec("Malformed request (not JSON, wrong content type)"),
+    401: _spec("Missing or wrong bearer token (or an unknown tenant)"),
+    404: _spec("No such fact, entity or route"),
+    409: _spec("Refused: a write raced past every retry, or the memory is read-only"),
+    413: _spec("Request body larger than the server's limit"),
+    422: _spec("Invalid request: `field`, `value` and `rule` say what and why"),
+}
+"""Documented on every operation (OpenAPI)."""

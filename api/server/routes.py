@@ -1,0 +1,238 @@
+"""The endpoints: each decodes its request into a wire type and makes one `apexmem.calls` call."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final
+from uuid import UUID
+
+from litestar import Controller, Request, get, post
+from litestar.di import NamedDependency, Provide
+from litestar.exceptions import NotAuthorizedException
+from litestar.params import FromQuery, HeaderParameter, JSONBody, QueryParameter
+
+from apexmem import calls
+from apexmem.events.errors import ValidationError
+from apexmem.readmodels.rows import Subgraph
+from apexmem.recalled import Recall
+from apexmem.replay.diff import Diff
+from apexmem.replay.verify import VerifyReport
+from apexmem.results import AliasRef, MemoryStats, MessageRef, RetractRef
+from apexmem.server.body import StrictBody
+from apexmem.server.errors import PROBLEM_RESPONSES
+from apexmem.server.tenants import Tenant, Tenants
+from apexmem.wire import (
+    AliasIn,
+    DiffIn,
+    FactsAboutIn,
+    FactsFound,
+    FactsIn,
+    FactsOut,
+    HistoryIn,
+    HistoryOut,
+    MessageIn,
+    RecallIn,
+    RetractIn,
+    TraverseIn,
+    convert,
+)
+
+__all__ = ["MemoryApi"]
+
+TenantMemory = NamedDependency[Tenant]
+"""The memory a request reaches (the guard checked the token for it)."""
+IdempotencyKey = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Idempotency-Key",
+        required=False,
+        description="Retrying with the same key and body returns the first result and "
+        "writes nothing (1 to 255 visible ASCII characters).",
+    ),
+]
+ValidAt = Annotated[
+    str | None,
+    QueryParameter(
+        description="What was true in the world then (RFC 3339, with a zone).", format="date-time"
+    ),
+]
+KnownAt = Annotated[
+    str | None,
+    QueryParameter(
+        description="What the store had been told by then (RFC 3339, with a zone).",
+        format="date-time",
+    ),
+]
+Moment = Annotated[
+    str, QueryParameter(description="A time (RFC 3339, with a zone).", format="date-time")
+]
+Query = Request[Any, Any, Any]
+_WRITE: Final[dict[str, Any]] = {
+    "return_dto": None,
+    "status_code": 200,
+    "sync_to_thread": True,
+    "responses": PROBLEM_RESPONSES,
+    "tags": ["write"],
+}
+_READ: Final[dict[str, Any]] = {
+    "sync_to_thread": True,
+    "responses": PROBLEM_RESPONSES,
+    "tags": ["read"],
+}
+
+
+def _tenant(request: Request[Any, Any, Any]) -> Tenant:
+    tenants: Tenants = request.app.state.tenants
+    found = tenants.get(request.path_params.get("tenant", ""))
+    if found is None:  # the guard let no such request through
+        raise NotAuthorizedException("unknown tenant")
+    return found
+
+
+class MemoryApi(Controller):
+    """Writes, queries, time travel and audit of one memory."""
+
+    path = ""
+    dependencies = {"tenant_memory": Provide(_tenant, sync_to_thread=False)}
+
+    @post("/facts", dto=StrictBody[FactsIn], operation_id="appendFacts", **_WRITE)
+    def append_facts(
+        self,
+        data: JSONBody[FactsIn],
+        tenant_memory: TenantMemory,
+        idempotency_key: IdempotencyKey = None,
+    ) -> FactsOut:
+        """Append facts: the whole batch is one atomic append; one result per fact."""
+        with tenant_memory.memory() as memory:
+            return calls.remember(memory, data, key=idempotency_key)
+
+    @post("/messages", dto=StrictBody[MessageIn], operation_id="recordMessage", **_WRITE)
+    def record_message(
+        self,
+        data: JSONBody[MessageIn],
+        tenant_memory: TenantMemory,
+        idempotency_key: IdempotencyKey = None,
+    ) -> MessageRef:
+        """Record one message of a conversation, verbatim."""
+        with tenant_memory.memory() as memory:
+            return calls.record_message(memory, data, key=idempotency_key)
+
+    @post("/aliases", dto=StrictBody[AliasIn], operation_id="addAlias", **_WRITE)
+    def add_alias(
+        self,
+        data: JSONBody[AliasIn],
+        tenant_memory: TenantMemory,
+        idempotency_key: IdempotencyKey = None,
+    ) -> AliasRef:
+        """Claim another name for an entity; the first claim of a name wins."""
+        with tenant_memory.memory() as memory:
+            return calls.add_alias(memory, data, key=idempotency_key)
+
+    @post("/retractions", dto=StrictBody[RetractIn], operation_id="retractFact", **_WRITE)
+    def retract(
+        self,
+        data: JSONBody[RetractIn],
+        tenant_memory: TenantMemory,
+        idempotency_key: IdempotencyKey = None,
+    ) -> RetractRef:
+        """End a fact version at valid_until, or withdraw it as never true."""
+        with tenant_memory.memory() as memory:
+            return calls.retract(memory, data, key=idempotency_key)
+
+    @post(
+        "/recall",
+        dto=StrictBody[RecallIn],
+        operation_id="recall",
+        return_dto=None,
+        status_code=200,
+        sync_to_thread=True,
+        responses=PROBLEM_RESPONSES,
+        tags=["read"],
+    )
+    def recall(self, data: JSONBody[RecallIn], tenant_memory: TenantMemory) -> Recall:
+        """The facts and messages that best answer a question, now or as of a past state."""
+        with tenant_memory.memory() as memory:
+            return calls.recall(memory, data)
+
+    @get("/facts", operation_id="factsAbout", **_READ)
+    def facts_about(
+        self,
+        request: Query,
+        tenant_memory: TenantMemory,
+        *,
+        entity: FromQuery[str],
+        entity_type: FromQuery[str | None] = None,
+        valid_at: ValidAt = None,
+        known_at: KnownAt = None,
+    ) -> FactsFound:
+        """Believed facts with the entity as subject or object."""
+        asked = convert(FactsAboutIn, _given(request, locals()))
+        with tenant_memory.memory() as memory:
+            return calls.facts_about(memory, asked)
+
+    @get("/traverse", operation_id="traverse", **_READ)
+    def traverse(
+        self,
+        request: Query,
+        tenant_memory: TenantMemory,
+        *,
+        start: FromQuery[str],
+        max_hops: FromQuery[int] = 2,
+        edge_types: FromQuery[list[str] | None] = None,
+        valid_at: ValidAt = None,
+        known_at: KnownAt = None,
+    ) -> Subgraph:
+        """Entities within max_hops of start, and the believed edges between them."""
+        asked = convert(TraverseIn, _given(request, locals()))
+        with tenant_memory.memory() as memory:
+            return calls.traverse(memory, asked)
+
+    @get("/history", operation_id="history", **_READ)
+    def history(
+        self,
+        request: Query,
+        tenant_memory: TenantMemory,
+        *,
+        fact: FromQuery[UUID | None] = None,
+        entity: FromQuery[str | None] = None,
+        entity_type: FromQuery[str | None] = None,
+        slot: FromQuery[UUID | None] = None,
+    ) -> HistoryOut:
+        """Every event of a fact's slot, a slot or an entity (exactly one), oldest first."""
+        asked = convert(HistoryIn, _given(request, locals()))
+        with tenant_memory.memory() as memory:
+            return calls.history(memory, asked)
+
+    @get("/diff", operation_id="diff", **_READ)
+    def diff(
+        self, request: Query, tenant_memory: TenantMemory, since: Moment, until: Moment
+    ) -> Diff:
+        """Facts asserted, superseded and retracted after since and up to until."""
+        asked = convert(DiffIn, _given(request, locals()))
+        with tenant_memory.memory() as memory:
+            return calls.diff(memory, asked)
+
+    @get("/verify", operation_id="verify", **_READ)
+    def verify(self, tenant_memory: TenantMemory) -> VerifyReport:
+        """Recompute the hash chain: ok, events checked, the first bad position if any."""
+        with tenant_memory.memory() as memory:
+            return memory.verify()
+
+    @get("/stats", operation_id="stats", **_READ)
+    def stats(self, tenant_memory: TenantMemory) -> MemoryStats:
+        """Counts of events, entities and facts; sizes on disk; projection lag."""
+        with tenant_memory.memory() as memory:
+            return memory.stats()
+
+
+def _given(request: Query, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The query parameters given, by name; a single-valued one given twice is refused."""
+    given = {
+        k: v
+        for k, v in arguments.items()
+        if k not in {"self", "request", "tenant_memory"} and v is not None
+    }
+    for name, value in given.items():
+        sent = request.query_params.getall(name, [])
+        if not isinstance(value, list) and len(sent) > 1:
+            raise ValidationError(name, sent, "is given more than once")
+    return given

@@ -1,0 +1,137 @@
+"""Which memory a request reaches: one directory, or one per tenant under a root.
+
+Each tenant's memory and token live in its own directory (`ROOT/<tenant>/apexmem.toml`,
+`[server] token`); a tenant without a token cannot be reached. Memories are opened on
+first use and serve one call at a time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from apexmem.config import SETTINGS_FILE, load_settings
+from apexmem.events.errors import ValidationError
+from apexmem.logs import get_logger
+from apexmem.memory import Memory
+
+__all__ = ["TENANT_NAME", "Tenant", "Tenants", "check_tenant_name"]
+
+TENANT_NAME: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+"""A tenant name: lowercase letters, digits, `_` and `-`, starting with a letter or digit."""
+
+_logger = get_logger()
+
+Opener = Callable[[Path], Memory]
+
+
+def check_tenant_name(name: str) -> str:
+    """The name itself, or ValidationError: never a path, a separator or a dot."""
+    if not TENANT_NAME.fullmatch(name):
+        raise ValidationError(
+            "tenant",
+            name,
+            "is not a tenant name: 1 to 63 of a-z, 0-9, '_' and '-', starting with a-z or 0-9",
+        )
+    return name
+
+
+class Tenant:
+    """One memory directory, its token and the lock that serializes calls to it."""
+
+    def __init__(self, name: str, directory: Path, token: str | None, opener: Opener) -> None:
+        self.name = name
+        self.directory = directory
+        self.token = token
+        self._opener = opener
+        self._memory: Memory | None = None
+        self._lock = threading.Lock()
+
+    def accepts(self, token: str | None) -> bool:
+        """Whether `token` is this tenant's (compared in constant time)."""
+        if self.token is None or token is None:
+            return False
+        return hmac.compare_digest(self.token.encode(), token.encode())
+
+    @contextmanager
+    def memory(self) -> Iterator[Memory]:
+        """The tenant's memory, held for one call (opened on first use)."""
+        with self._lock:
+            if self._memory is None:
+                self._memory = self._opener(self.directory)
+                _logger.info("tenant.opened", tenant=self.name, directory=str(self.directory))
+            yield self._memory
+
+    def close(self) -> None:
+        """Close the memory if it was opened (pending usage events are appended)."""
+        with self._lock:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
+
+
+class Tenants:
+    """The memories a server reaches: one (`single`) or every tenant under `root`."""
+
+    def __init__(
+        self,
+        *,
+        single: Path | None = None,
+        root: Path | None = None,
+        token: str | None = None,
+        opener: Opener = Memory.open,
+    ) -> None:
+        if (single is None) == (root is None):
+            raise ValueError("give exactly one of single and root")
+        self.root = root
+        self._opener = opener
+        self._lock = threading.Lock()
+        self._tenants: dict[str, Tenant] = {}
+        if single is not None:
+            self._tenants[""] = Tenant("", single, token, opener)
+
+    @property
+    def multi(self) -> bool:
+        """Whether requests name a tenant (`--tenants ROOT`)."""
+        return self.root is not None
+
+    def get(self, name: str = "") -> Tenant | None:
+        """The tenant called `name` (the only one when single), or None if it has no directory."""
+        if not self.multi:
+            return self._tenants[""]
+        check_tenant_name(name)
+        with self._lock:
+            known = self._tenants.get(name)
+            if known is not None:
+                return known
+            assert self.root is not None
+            directory = self.root / name
+            if not (directory / SETTINGS_FILE).is_file() or directory.resolve().parent != (
+                self.root.resolve()
+            ):
+                return None
+            token = load_settings(directory).server.token
+            tenant = Tenant(name, directory, token, self._opener)
+            self._tenants[name] = tenant
+            return tenant
+
+    def any_accepts(self, token: str | None) -> bool:
+        """Whether `token` belongs to any tenant (for the OpenAPI document)."""
+        if not self.multi:
+            return self._tenants[""].accepts(token)
+        assert self.root is not None
+        names = sorted(p.name for p in self.root.iterdir() if TENANT_NAME.fullmatch(p.name))
+        found = (self.get(name) for name in names)
+        return any(t is not None and t.accepts(token) for t in found)
+
+    def close(self) -> None:
+        """Close every open memory."""
+        with self._lock:
+            tenants = list(self._tenants.values())
+        for tenant in tenants:
+            tenant.close()

@@ -1,0 +1,176 @@
+"""The MCP server in process, through the MCP SDK's own client: every tool, schemas, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+from mcp import Client
+from mcp_types import CallToolResult, TextContent
+
+from apexmem.mcp_server import TOOLS, build_server, tool_schema
+from apexmem.server.tenants import Tenant, Tenants
+from apexmem.wire import FactIn
+
+
+@pytest.fixture
+def tenant(tmp_path: Path) -> Iterator[Tenant]:
+    """One memory (hashing embedder), closed after the test."""
+    directory = tmp_path / "mem"
+    directory.mkdir()
+    (directory / "apexmem.toml").write_text(
+        '[memory.vectors]\nembedder = "hashing"\n', encoding="utf-8"
+    )
+    tenants = Tenants(single=directory)
+    found = tenants.get()
+    assert found is not None
+    yield found
+    tenants.close()
+
+
+def calls(tenant: Tenant, *steps: tuple[str, dict[str, Any]]) -> list[CallToolResult]:
+    """Call the tools in order through an in-process MCP client; their results."""
+
+    async def run() -> list[CallToolResult]:
+        async with Client(build_server(tenant)) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in steps]
+
+    return anyio.run(run)
+
+
+def text(result: CallToolResult) -> str:
+    """The result's text content."""
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+ALICE = {
+    "subject": "Alice",
+    "subject_type": "person",
+    "relation": "works_at",
+    "object": "Acme",
+    "object_type": "organization",
+    "valid_from": "2020-01-01T00:00:00Z",
+}
+
+
+def test_tools_are_listed_with_the_wire_types_schemas(tenant: Tenant) -> None:
+    async def run() -> Any:
+        async with Client(build_server(tenant)) as client:
+            return await client.list_tools()
+
+    listed = anyio.run(run)
+
+    names = [t.name for t in listed.tools]
+    assert names == [
+        "remember",
+        "record_message",
+        "recall",
+        "recall_as_of",
+        "facts_about",
+        "traverse",
+        "history",
+    ]
+    remember = listed.tools[0]
+    assert remember.input_schema == tool_schema(FactIn)
+    assert remember.input_schema["type"] == "object"
+    assert set(remember.input_schema["required"]) == {"subject", "relation"}
+    assert all(t.output_schema and t.output_schema["type"] == "object" for t in listed.tools)
+
+
+def test_remember_then_read_back_with_every_read_tool(tenant: Tenant) -> None:
+    [remembered] = calls(tenant, ("remember", ALICE))
+    fact_id = remembered.structured_content["results"][0]["fact_id"]
+
+    results = calls(
+        tenant,
+        ("record_message", {"episode": "c1", "speaker": "user", "text": "Alice works at Acme"}),
+        ("recall", {"query": "Where does Alice work?"}),
+        ("facts_about", {"entity": "Alice"}),
+        ("traverse", {"start": "Alice", "max_hops": 1}),
+        ("history", {"fact": fact_id}),
+    )
+
+    message, recalled, facts, graph, history = results
+    assert not any(r.is_error for r in [remembered, *results])
+    assert "created" in text(remembered)
+    assert message.structured_content["kind"] == "message"
+    assert "Alice works_at Acme" in text(recalled)
+    assert recalled.structured_content["hits"][0]["why"]
+    assert [f["object"] for f in facts.structured_content["facts"]] == ["Acme"]
+    assert "Acme (organization, 1 hops)" in text(graph)
+    assert "fact-asserted.v1" in text(history)
+
+
+def test_recall_as_of_sees_only_what_was_known_then(tenant: Tenant) -> None:
+    [first] = calls(tenant, ("remember", ALICE))
+    told = first.structured_content["results"][0]["position"]
+    [history] = calls(tenant, ("history", {"entity": "Alice"}))
+    known = next(e for e in history.structured_content["events"] if e["position"] == told)
+    rust = {**ALICE, "relation": "uses", "object": "Rust", "object_type": "language"}
+
+    calls(tenant, ("remember", rust))
+    now, then = calls(
+        tenant,
+        ("recall", {"query": "What does Alice use?"}),
+        ("recall_as_of", {"query": "What does Alice use?", "known_at": known["recorded_at"]}),
+    )
+
+    assert "Alice uses Rust" in text(now)
+    assert "Alice uses Rust" not in text(then)
+
+
+def test_bad_arguments_are_a_tool_error_naming_field_and_rule_and_write_nothing(
+    tenant: Tenant,
+) -> None:
+    bad, naive, missing, unknown = calls(
+        tenant,
+        ("remember", {**ALICE, "confidence": 3}),
+        ("remember", {**ALICE, "valid_from": "2020-01-01T00:00:00"}),
+        ("record_message", {"episode": "c1", "speaker": "user"}),
+        ("forget", {}),
+    )
+    [stats] = calls(tenant, ("facts_about", {"entity": "Alice"}))
+
+    assert all(r.is_error for r in (bad, naive, missing, unknown))
+    assert "confidence: 3" in text(bad)
+    assert "give a timezone" in text(naive)
+    assert "text" in text(missing)
+    assert "no tool named 'forget'" in text(unknown)
+    assert stats.structured_content["facts"] == []
+
+
+def test_an_unknown_entity_is_an_answer_not_an_error(tenant: Tenant) -> None:
+    facts, graph = calls(
+        tenant, ("facts_about", {"entity": "Nobody"}), ("traverse", {"start": "Nobody"})
+    )
+
+    assert not facts.is_error
+    assert not graph.is_error
+    assert "No entity" in text(graph)
+
+
+def test_every_tool_result_decodes_strictly_as_its_output_type(tenant: Tenant) -> None:
+    [remembered] = calls(tenant, ("remember", ALICE))
+    fact_id = remembered.structured_content["results"][0]["fact_id"]
+    arguments = {
+        "remember": ALICE,
+        "record_message": {"episode": "c1", "speaker": "user", "text": "hi"},
+        "recall": {"query": "Alice"},
+        "recall_as_of": {"query": "Alice", "known_at": "2100-01-01T00:00:00Z"},
+        "facts_about": {"entity": "Alice"},
+        "traverse": {"start": "Alice"},
+        "history": {"fact": fact_id},
+    }
+
+    results = calls(tenant, *[(t.name, arguments[t.name]) for t in TOOLS])
+
+    for tool, result in zip(TOOLS, results, strict=True):
+        assert not result.is_error, text(result)
+        encoded = msgspec.json.encode(result.structured_content)
+        assert msgspec.json.decode(encoded, type=tool.output)

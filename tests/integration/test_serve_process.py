@@ -1,0 +1,174 @@
+"""`apexmem serve` and `apexmem mcp` as real processes on real loopback ports."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import httpx
+import pytest
+
+from apexmem import Memory
+
+TOKEN: Final = "process-token-0123456789"
+AUTH: Final = {"Authorization": f"Bearer {TOKEN}"}
+CLI: Final = [sys.executable, "-c", "from apexmem.cli import main; main()"]
+
+
+def free_port() -> int:
+    """A port nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def make_memory(tmp_path: Path) -> Path:
+    """A memory directory with the hashing embedder."""
+    directory = tmp_path / "mem"
+    directory.mkdir()
+    (directory / "apexmem.toml").write_text(
+        '[memory.vectors]\nembedder = "hashing"\n', encoding="utf-8"
+    )
+    return directory
+
+
+@contextmanager
+def running(*args: str, ready: str, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The CLI with `args` in its own process until `ready` answers; stopped with SIGINT.
+
+    Its stderr goes to `log`.
+    """
+    env = {**os.environ, "APEXMEM_TOKEN": TOKEN}
+    with log.open("wb") as errors:
+        process = subprocess.Popen(
+            [*CLI, *args], env=env, stdin=subprocess.DEVNULL, stdout=errors, stderr=errors
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, log.read_text(encoding="utf-8")
+            try:
+                httpx.get(ready, headers=AUTH, timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+        yield process
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+
+
+@pytest.mark.slow
+def test_a_served_memory_answers_over_a_real_port_and_keeps_what_it_acknowledged(
+    tmp_path: Path,
+) -> None:
+    directory = make_memory(tmp_path)
+    base = f"http://127.0.0.1:{free_port()}"
+    body = {"facts": [{"subject": "Alice", "relation": "works_at", "object": "Acme"}]}
+    key = {**AUTH, "Idempotency-Key": "once"}
+
+    port = base.rsplit(":", 1)[1]
+    log = tmp_path / "serve.log"
+
+    command = ["serve", "--db", str(directory), "--port", port]
+
+    with running(*command, ready=f"{base}/v1/stats", log=log) as server:
+        first = httpx.post(f"{base}/v1/facts", json=body, headers=key).json()
+        retried = httpx.post(f"{base}/v1/facts", json=body, headers=key).json()
+        recalled = httpx.post(f"{base}/v1/recall", json={"query": "Alice"}, headers=AUTH).json()
+        refused = httpx.get(f"{base}/v1/stats", headers={"Authorization": "Bearer nope"})
+
+    assert server.returncode == 0, log.read_text(encoding="utf-8")
+    assert retried == first
+    assert recalled["hits"][0]["text"] == "Alice works_at Acme"
+    assert refused.status_code == 401
+    with Memory.open(directory) as memory:
+        assert memory.verify().ok
+        asserted = list(memory.events(tags=["fact-asserted.v1"]))
+        assert [e.position for e in asserted] == [first["results"][0]["position"]]
+
+
+def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
+    directory = make_memory(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "APEXMEM_TOKEN"}
+
+    done = subprocess.run(
+        [*CLI, "serve", "--db", str(directory), "--host", "0.0.0.0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert "refusing to serve on 0.0.0.0 without a token" in done.stderr
+
+
+@pytest.mark.slow
+def test_mcp_over_streamable_http_needs_the_token_and_serves_the_tools(tmp_path: Path) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    directory = make_memory(tmp_path)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    fact = {"subject": "Alice", "relation": "works_at", "object": "Acme"}
+
+    async def session() -> tuple[list[str], Any]:
+        async with (
+            httpx2.AsyncClient(headers=AUTH) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            listed = await client.list_tools()
+            result = await client.call_tool("remember", fact)
+            return [t.name for t in listed.tools], result
+
+    log = tmp_path / "mcp.log"
+
+    command = ["mcp", "--db", str(directory), "--transport", "http", "--port", str(port)]
+
+    with running(*command, ready=f"http://127.0.0.1:{port}/nowhere", log=log) as server:
+        refused = httpx.post(url, json={})
+        names, result = anyio.run(session)
+
+    assert server.returncode == 0, log.read_text(encoding="utf-8")
+    assert refused.status_code == 401
+    assert "remember" in names
+    assert not result.is_error
+
+
+@pytest.mark.slow
+def test_mcp_over_stdio_serves_the_tools(tmp_path: Path) -> None:
+    from mcp import Client, StdioServerParameters
+
+    directory = make_memory(tmp_path)
+    parameters = StdioServerParameters(
+        command=CLI[0], args=[*CLI[1:], "mcp", "--db", str(directory)]
+    )
+    fact = {"subject": "Alice", "relation": "works_at", "object": "Acme"}
+
+    async def session() -> Any:
+        async with Client(parameters) as client:
+            await client.call_tool("remember", fact)
+            return await client.call_tool("facts_about", {"entity": "Alice"})
+
+    found = anyio.run(session)
+
+    assert [f["object"] for f in found.structured_content["facts"]] == ["Acme"]

@@ -175,8 +175,8 @@ class Recaller:
         assert self._similarity is not None
         index = self._similarity.index
         # Superseded and retracted versions are in the index too: ask for more than needed.
-        near_facts = index.nearest("fact", vector, run.pool * 3)
-        near_messages = index.nearest("message", vector, run.pool)
+        near_facts = index.nearest("fact", vector, run.pool * 3, connection=connection)
+        near_messages = index.nearest("message", vector, run.pool, connection=connection)
         facts = visible_facts(
             connection,
             [i.hex for i, _ in near_facts],
@@ -207,7 +207,7 @@ class Recaller:
             matches[hit.entity_id] = hit.score
             run.seed_names[hit.entity_id] = (hit.name, hit.entity_type)
         if not matches and vector is not None and self._similarity is not None:
-            near = self._similarity.index.nearest("entity", vector, run.size)
+            near = self._similarity.index.nearest("entity", vector, run.size, connection=connection)
             roots = visible_entities(connection, [i for i, _ in near], known_at=run.known_at)
             for entity, score in near:
                 if entity in roots:

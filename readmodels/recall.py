@@ -11,7 +11,7 @@ hits whose full rows are read (`hit_rows`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Final, NamedTuple
 from uuid import UUID
@@ -20,18 +20,20 @@ import msgspec
 from sqlalchemy import (
     ClauseElement,
     Connection,
+    Uuid,
     bindparam,
     case,
     func,
     select,
 )
 
+from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.facts import rows_statement as facts_statement
 from apexmem.readmodels.fulltext import any_query, facts_fts, matches, messages_fts, rank
 from apexmem.readmodels.prepared import Prepared, as_stored, stored_time, stored_times
 from apexmem.readmodels.rows import FactRow, MessageRow
-from apexmem.readmodels.tables import episodes, facts, messages, retrievals
+from apexmem.readmodels.tables import UtcMicros, episodes, facts, messages, retrievals
 
 __all__ = [
     "RANKED_ROWS",
@@ -354,7 +356,36 @@ def retrieval_counts(connection: Connection, ids: Iterable[UUID]) -> dict[UUID, 
     return counts
 
 
-_STATES: Final = facts_statement().where(facts.c.fact_id.in_(bindparam("ids", expanding=True)))
+def _as_stored(column: Any) -> Any:
+    if isinstance(column.type, UtcMicros):
+        return stored_time(column)
+    return as_stored(column) if isinstance(column.type, Uuid) else column
+
+
+def _value(column: Any) -> Callable[[Any], Any]:
+    """How a stored value of `column` becomes the value a row holds."""
+    if isinstance(column.type, UtcMicros):
+        return lambda v: None if v is None else from_micros(v)
+    if isinstance(column.type, Uuid):
+        return lambda v: None if v is None else UUID(v)
+    return lambda v: v
+
+
+_ROW_COLUMNS: Final = list(facts_statement().selected_columns)
+_VALUES: Final = [
+    (i, c.name, _value(c))
+    for i, c in enumerate(_ROW_COLUMNS)
+    if c.name in FactRow.__struct_fields__
+]
+_FACT_ID: Final = 0
+_POSITION: Final = [c.name for c in _ROW_COLUMNS].index("position")
+_STATES: Final = Prepared(
+    lambda: (
+        facts_statement()
+        .with_only_columns(*(_as_stored(c) for c in _ROW_COLUMNS), maintain_column_froms=True)
+        .where(as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True)))
+    )
+)
 
 
 def hit_rows(
@@ -362,20 +393,18 @@ def hit_rows(
 ) -> tuple[dict[tuple[UUID, int], FactRow], dict[UUID, list[int]]]:
     """The full rows of these (fact_id, position) states, and the log positions of every state
     of each fact version (the events that gave it one), oldest first."""
-    ids = list(dict.fromkeys(fact_id for fact_id, _ in keys))
-    wanted = set(keys)
+    ids = list(dict.fromkeys(fact_id.hex for fact_id, _ in keys))
+    wanted = {(f.hex, p) for f, p in keys}
     rows: dict[tuple[UUID, int], FactRow] = {}
-    positions: dict[UUID, list[int]] = {f: [] for f in ids}
+    positions: dict[str, list[int]] = {f: [] for f in ids}
     for i in range(0, len(ids), _CHUNK):
-        for row in connection.execute(_STATES, {"ids": ids[i : i + _CHUNK]}):
-            positions[row.fact_id].append(row.position)
-            if (row.fact_id, row.position) in wanted:
-                rows[(row.fact_id, row.position)] = msgspec.convert(
-                    row, FactRow, from_attributes=True
-                )
-    for found in positions.values():
-        found.sort()
-    return rows, positions
+        for row in _STATES.rows(connection, {"ids": ids[i : i + _CHUNK]}):
+            fact_id, position = row[_FACT_ID], row[_POSITION]
+            positions[fact_id].append(position)
+            if (fact_id, position) in wanted:
+                values = {name: convert(row[at]) for at, name, convert in _VALUES}
+                rows[(UUID(fact_id), position)] = FactRow(**values)
+    return rows, {UUID(f): sorted(found) for f, found in positions.items()}
 
 
 _MESSAGE_ROWS: Final = select(

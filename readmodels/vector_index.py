@@ -108,17 +108,27 @@ class VectorIndex:
                 self._rebuild(connection, position)
             self._sync(connection)
 
-    def sync(self) -> None:
-        """Take in the items the vectors projection wrote since the last look."""
+    def sync(self, connection: Connection | None = None) -> None:
+        """Take in the items the vectors projection wrote since the last look (read in
+        `connection` when given, else in a read transaction of its own)."""
         if self._kinds is None:
             self.open()
             return
-        with self._store.read() as connection:
+        if connection is not None:
             self._sync(connection)
+            return
+        with self._store.read() as reading:
+            self._sync(reading)
 
-    def nearest(self, kind: Kind, query: Vectors, k: int) -> list[tuple[UUID, float]]:
-        """The `k` items of `kind` closest to the normalized `query` vector: (item id, cosine)."""
-        self.sync()
+    def nearest(
+        self, kind: Kind, query: Vectors, k: int, *, connection: Connection | None = None
+    ) -> list[tuple[UUID, float]]:
+        """The `k` items of `kind` closest to the normalized `query` vector: (item id, cosine).
+
+        A caller reading in a transaction passes its `connection`: the index then catches
+        up with what that transaction sees, and no other transaction is opened.
+        """
+        self.sync(connection)
         assert self._kinds is not None
         held = self._kinds[kind]
         if k <= 0 or not held.items:

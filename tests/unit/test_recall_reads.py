@@ -121,3 +121,17 @@ def test_the_candidate_keys_tell_notes_and_values_apart(memory: Memory) -> None:
     said = sorted((k.relation, k.said) for k in keys.values())
     assert said == [("age", "41"), ("knows", None), ("note", "Ann paints on Sundays")]
     assert all(UUID(k.fact_id).hex == k.fact_id for k in keys.values())
+
+
+def test_a_hit_carries_the_same_row_the_queries_give(memory: Memory) -> None:
+    memory.assert_facts(
+        [
+            fact("Ann", "uses", "Rust", fact="Ann writes Rust", ref="D1:2", episode="chat"),
+            {"subject": "Ann", "relation": "age", "value": "41"},
+        ]
+    )
+    found = memory.recall("What does Ann write? How old is Ann?", limit=5)
+    rows = {f.fact_id: f for f in memory.facts_about("Ann")}
+    hits = [h for h in found if h.kind == "fact"]
+    assert {h.item_id for h in hits} == set(rows)
+    assert all(h.fact == rows[h.item_id] for h in hits)

@@ -23,6 +23,7 @@ from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 from sqlalchemy import (
+    ClauseElement,
     ColumnElement,
     Connection,
     TableClause,
@@ -30,8 +31,11 @@ from sqlalchemy import (
     column,
     func,
     literal_column,
+    select,
     table,
 )
+
+from apexmem.readmodels.prepared import Prepared
 
 __all__ = [
     "TABLES",
@@ -48,6 +52,7 @@ __all__ = [
     "matches",
     "messages_fts",
     "rank",
+    "rarest",
 ]
 
 _OPTIONS: Final = "tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'"
@@ -230,3 +235,57 @@ def rank(index: TableClause) -> ColumnElement[float]:
     Only valid in a query filtered by `matches` on the same index.
     """
     return -func.bm25(literal_column(index.name), *_WEIGHTS[index.name])
+
+
+def _count(name: str) -> ClauseElement:
+    index = _INDEXES[name]
+    inner = select(index.c.rowid).where(matches(index)).limit(bindparam("cap")).subquery()
+    return select(func.count()).select_from(inner)
+
+
+def _floor(name: str) -> ClauseElement:
+    index = _INDEXES[name]
+    return (
+        select(index.c.rowid)
+        .where(matches(index))
+        .order_by(index.c.rowid.desc())
+        .limit(1)
+        .offset(bindparam("cap"))
+    )
+
+
+_INDEXES: Final = {i.name: i for i in (entities_fts, facts_fts, messages_fts)}
+_COUNT: Final = Prepared(_count)
+_FLOOR: Final = Prepared(_floor)
+
+
+def rarest(
+    connection: Connection, index: TableClause, terms: Sequence[str], *, budget: int, prefix: bool
+) -> tuple[str, int | None]:
+    """An `any_query` over the rarest of `terms` in `index`, and a rowid floor, so that at
+    most about `budget` rows match (bm25 costs a few microseconds a matching row).
+
+    Words are taken rarest first while their matches add up to `budget` (the rarest
+    always; a word no row holds is left out): a common word ("work", "project") tells
+    almost nothing and would be ranked over thousands of rows. When even the rarest word
+    matches more than `budget` rows, only its newest `budget` count (rows above the
+    floor; None: no floor). An empty match: no word matches anything.
+    """
+    counts = {}
+    for term in dict.fromkeys(terms):
+        params = {"match": any_query([term], prefix=prefix), "cap": budget + 1}
+        counts[term] = _COUNT.rows(connection, params, index.name)[0][0]
+    chosen: list[str] = []
+    total = 0
+    for term in sorted((t for t in counts if counts[t]), key=lambda t: counts[t]):
+        if chosen and total + counts[term] > budget:
+            break
+        chosen.append(term)
+        total += counts[term]
+    if not chosen:
+        return "", None
+    match = any_query(chosen, prefix=prefix)
+    if total <= budget:
+        return match, None
+    found = _FLOOR.rows(connection, {"match": match, "cap": budget}, index.name)
+    return match, (found[0][0] if found else None)

@@ -42,7 +42,12 @@ class Prepared:
             compiled = self._compiled[key] = built
         state = compiled.construct_expanded_state(dict(params))
         args = state.positional_parameters if compiled.positional else state.parameters
-        return connection.exec_driver_sql(state.statement, args).all()
+        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(state.statement, args)
+            return cursor.fetchall()  # type: ignore[no-any-return]
+        finally:
+            cursor.close()
 
 
 def as_stored(column: ColumnElement[Any]) -> ColumnElement[Any]:

@@ -30,7 +30,7 @@ from sqlalchemy import (
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.facts import rows_statement as facts_statement
-from apexmem.readmodels.fulltext import any_query, facts_fts, matches, messages_fts, rank
+from apexmem.readmodels.fulltext import facts_fts, matches, messages_fts, rank, rarest
 from apexmem.readmodels.prepared import Prepared, as_stored, stored_time, stored_times
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.tables import UtcMicros, episodes, facts, messages, retrievals
@@ -112,54 +112,13 @@ def _ranked(name: str, floor: bool) -> ClauseElement:
     return statement.order_by(rank(index).desc(), index.c.rowid).limit(bindparam("size"))
 
 
-def _count(name: str) -> ClauseElement:
-    index, _ = _INDEXES[name]
-    inner = select(index.c.rowid).where(matches(index)).limit(bindparam("cap")).subquery()
-    return select(func.count()).select_from(inner)
-
-
-def _floor(name: str) -> ClauseElement:
-    index, _ = _INDEXES[name]
-    return (
-        select(index.c.rowid)
-        .where(matches(index))
-        .order_by(index.c.rowid.desc())
-        .limit(1)
-        .offset(bindparam("cap"))
-    )
-
-
 _RANKED: Final = Prepared(_ranked)
-_COUNT: Final = Prepared(_count)
-_FLOOR: Final = Prepared(_floor)
-
-
-def _best(connection: Connection, name: str, terms: Sequence[str]) -> tuple[str, int | None]:
-    """The match over the question's rarest words and the rowid floor, within `RANKED_ROWS`."""
-    counts = {}
-    for term in dict.fromkeys(terms):
-        params = {"match": any_query([term], prefix=False), "cap": RANKED_ROWS + 1}
-        counts[term] = _COUNT.rows(connection, params, name)[0][0]
-    chosen: list[str] = []
-    total = 0
-    for term in sorted((t for t in counts if counts[t]), key=lambda t: counts[t]):
-        if chosen and total + counts[term] > RANKED_ROWS:
-            break
-        chosen.append(term)
-        total += counts[term]
-    if not chosen:
-        return "", None
-    match = any_query(chosen, prefix=False)
-    if total <= RANKED_ROWS:
-        return match, None
-    found = _FLOOR.rows(connection, {"match": match, "cap": RANKED_ROWS}, name)
-    return match, (found[0][0] if found else None)
 
 
 def _ranked_ids(
     connection: Connection, name: str, terms: Sequence[str], size: int
 ) -> list[tuple[str, float]]:
-    match, floor = _best(connection, name, terms)
+    match, floor = rarest(connection, _INDEXES[name][0], terms, budget=RANKED_ROWS, prefix=False)
     if not match:
         return []
     params = {"match": match, "size": size, "floor": floor}

@@ -37,13 +37,13 @@ from apexmem.domain.search_text import search_terms
 from apexmem.readmodels.facts import believed, fact_states
 from apexmem.readmodels.fulltext import (
     among,
-    any_query,
     entities_fts,
     facts_fts,
     match_query,
     matches,
     messages_fts,
     rank,
+    rarest,
 )
 from apexmem.readmodels.prepared import Prepared, as_stored, stored_time
 from apexmem.readmodels.rows import EntityHit, FactHit, MessageHit
@@ -145,8 +145,10 @@ def search_entities(
     return list(hits.values())[:limit]
 
 
-def _entity_candidates(known: bool) -> ClauseElement:
+def _entity_candidates(known: bool, floor: bool) -> ClauseElement:
     statement = select(entities_fts.c.entity_id, rank(entities_fts).label("score"))
+    if floor:
+        statement = statement.where(entities_fts.c.rowid > bindparam("floor"))
     if known:
         statement = statement.select_from(
             entities_fts.join(entities, as_stored(entities.c.entity_id) == entities_fts.c.entity_id)
@@ -172,17 +174,24 @@ def matching_entities(
     begin), best first, as a recall's seeds want them.
 
     bm25 sums over the words matched, so a name holding two of a question's words ranks above
-    one holding one; scores are divided by the best's. Merges are followed and archived
+    one holding one; scores are divided by the best's. A word more entities hold than the
+    candidates read (`limit * 2`) gives way to rarer ones (`fulltext.rarest`): in "Why did
+    Project Mesate fail?" every project holds "project". Merges are followed and archived
     entities left out, as in `search_entities`.
     """
     if not terms or limit <= 0:
         return []
-    params = {
-        "match": any_query(terms),
-        "size": limit * _SPARE,
+    size = limit * _SPARE
+    match, floor = rarest(connection, entities_fts, terms, budget=size, prefix=True)
+    if not match:
+        return []
+    params: dict[str, Any] = {
+        "match": match,
+        "size": size,
+        "floor": floor,
         "known_at": stored_micros(known_at),
     }
-    found = _ENTITY_CANDIDATES.rows(connection, params, known_at is not None)
+    found = _ENTITY_CANDIDATES.rows(connection, params, known_at is not None, floor is not None)
     if not found:
         return []
     scale = found[0][1] if found[0][1] > 0 else 1.0

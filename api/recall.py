@@ -56,6 +56,7 @@ from apexmem.readmodels.recall import (
 )
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.search import matching_entities, visible_entities
+from apexmem.readmodels.store import time_limited
 from apexmem.readmodels.traverse import Walked, activation_edges, expand
 from apexmem.recalled import Provenance, Recall, RecallHit
 from apexmem.similarity import Similarity
@@ -127,15 +128,16 @@ class Recaller:
         )
         vector = self._embed(query)
         with self._store.read() as connection:
-            self._full_text(connection, run)
-            if vector is not None and not run.out_of_time():
-                self._vectors(connection, run, vector)
-            if not run.out_of_time():
-                seeds = self._seeds(connection, run, vector)
-                if chosen_mode == "bfs":
-                    self._bfs(connection, run, seeds, hops)
-                else:
-                    self._activation(connection, run, seeds, hops)
+            with time_limited(connection, run.out_of_time):  # a slow statement is stopped too
+                self._full_text(connection, run)
+                if vector is not None and not run.out_of_time():
+                    self._vectors(connection, run, vector)
+                if not run.out_of_time():
+                    seeds = self._seeds(connection, run, vector)
+                    if chosen_mode == "bfs":
+                        self._bfs(connection, run, seeds, hops)
+                    else:
+                        self._activation(connection, run, seeds, hops)
             return run.result(connection)
 
     def _weights(self) -> dict[str, float]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -16,7 +17,10 @@ from apexmem.events.errors import ApexmemError
 from apexmem.readmodels import fulltext
 from apexmem.readmodels.tables import metadata, tracking
 
-__all__ = ["ReadModelStore", "dump", "tracked_position"]
+__all__ = ["PROGRESS_STEPS", "ReadModelStore", "dump", "time_limited", "tracked_position"]
+
+PROGRESS_STEPS: Final = 1_000
+"""SQLite virtual-machine steps between two looks at a time limit (a few microseconds of work)."""
 
 _INDEXES: Final = sorted(
     (index for table in metadata.sorted_tables for index in table.indexes),
@@ -92,6 +96,26 @@ _MOVE: Final = (
     .values(position=bindparam("reached"))
 )
 _START: Final = insert(tracking).values(projection=bindparam("name"), position=bindparam("reached"))
+
+
+@contextmanager
+def time_limited(connection: Connection, out_of_time: Callable[[], bool]) -> Iterator[None]:
+    """Stop the statement running when `out_of_time()` says so, and the block with it.
+
+    SQLite's progress handler asks every `PROGRESS_STEPS` steps; the statement it stops
+    raises "interrupted", which ends the block quietly (the caller's `out_of_time` knows
+    why). A read transaction stays open and usable after it.
+    """
+    raw = connection.connection.driver_connection
+    assert isinstance(raw, sqlite3.Connection)
+    raw.set_progress_handler(lambda: 1 if out_of_time() else 0, PROGRESS_STEPS)
+    try:
+        yield
+    except (sqlite3.OperationalError, OperationalError) as error:
+        if "interrupted" not in str(error):
+            raise
+    finally:
+        raw.set_progress_handler(None, 0)
 
 
 def tracked_position(connection: Connection, projection: str) -> int:

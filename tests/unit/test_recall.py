@@ -16,6 +16,7 @@ from apexmem import Memory, ValidationError, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.events import FactsRetrieved
 from apexmem.readmodels.recall import retrieval_counts
+from apexmem.recall import Recaller
 
 
 def year(value: int) -> datetime:
@@ -180,14 +181,47 @@ def test_usage_is_appended_before_the_next_write(team: Memory) -> None:
     assert tags.index("facts-retrieved.v1") < tags.index("fact-asserted.v1")
 
 
+def _late_after(monkeypatch: pytest.MonkeyPatch, step: str) -> list[BaseException | None]:
+    """The recall's clock jumps an hour once `step` starts; what the step raised is kept."""
+    now = [0.0]
+    monkeypatch.setattr("apexmem.recall.monotonic", lambda: now[0])
+    original = getattr(Recaller, step)
+    raised: list[BaseException | None] = []
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        now[0] = 3_600.0
+        try:
+            result = original(*args, **kwargs)
+        except BaseException as error:
+            raised.append(error)
+            raise
+        raised.append(None)
+        return result
+
+    monkeypatch.setattr(Recaller, step, late)
+    return raised
+
+
 def test_the_time_budget_returns_what_was_found_marked_cut_short(
     team: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ticks = iter(range(0, 10_000, 10))  # every reading of the clock is ten seconds later
-    monkeypatch.setattr("apexmem.recall.monotonic", lambda: float(next(ticks)))
+    _late_after(monkeypatch, "_full_text")  # past the budget once the full text is done
     found = team.recall("platform team", limit=5)
     assert found.cut_short
     assert found.hits and all(w.startswith("full text") for h in found for w in h.why)
+
+
+def test_a_statement_running_past_the_budget_is_stopped(
+    team: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's progress handler stops the seed query itself, not only the steps after it."""
+    monkeypatch.setattr("apexmem.readmodels.store.PROGRESS_STEPS", 1)
+    raised = _late_after(monkeypatch, "_seeds")
+    found = team.recall("What does the platform team use?", limit=5)
+    assert found.cut_short and found.seeds == []
+    assert len(raised) == 1 and "interrupted" in str(raised[0])
+    assert found.hits and not any(w.startswith("graph") for h in found for w in h.why)
+    assert team.recall("What does the platform team use?", limit=5).seeds  # nothing left behind
 
 
 def test_facts_are_deduplicated_by_subject_relation_object_and_edge_type(team: Memory) -> None:

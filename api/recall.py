@@ -288,7 +288,7 @@ class Recaller:
     def _activation(
         self, connection: Connection, run: _Run, seeds: dict[UUID, float], hops: int
     ) -> None:
-        def edges_of(ids: Sequence[UUID]) -> list[Edge]:
+        def edges_of(ids: Sequence[str]) -> list[Edge[str]]:
             return activation_edges(
                 connection, ids, valid_at=run.valid_at, known_at=run.known_at, edge_types=run.walked
             )
@@ -297,7 +297,7 @@ class Recaller:
             ActivationParams.of(self._settings.memory.graph), max_hops=hops
         )
         result = spread(
-            seeds,
+            {seed.hex: score for seed, score in seeds.items()},
             edges_of,
             params,
             now=run.valid_at or self._clock(),
@@ -309,13 +309,13 @@ class Recaller:
         kept = result.facts[: run.pool]  # strongest first
         rows = visible_facts(
             connection,
-            [edge.edge_id.hex for edge, _ in kept],
+            [edge.edge_id for edge, _ in kept],
             valid_at=run.valid_at,
             known_at=run.known_at,
         )
         for edge, activation in kept:
-            run.facts.setdefault(edge.edge_id.hex, rows[edge.edge_id.hex])
-            key: _Key = ("fact", edge.edge_id.hex)
+            run.facts.setdefault(edge.edge_id, rows[edge.edge_id])
+            key: _Key = ("fact", edge.edge_id)
             found.append((activation, key))
             run.graph_why[key] = f"activation {activation:.2f} over a {edge.edge_type} edge"
         run.add_list("graph", found)

@@ -97,18 +97,19 @@ def traverse_from(
 
 def activation_edges(
     connection: Connection,
-    ids: Sequence[UUID],
+    ids: Sequence[str],
     *,
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
-) -> list[Edge]:
-    """The believed edges touching `ids`, as spreading activation weighs them."""
+) -> list[Edge[str]]:
+    """The believed edges touching `ids`, as spreading activation weighs them (ids as stored:
+    hex, converted by no one: a spread walks thousands of them)."""
     return [
         Edge(
-            edge_id=UUID(w.fact_id),
-            source=UUID(w.subject_id),
-            target=UUID(w.object_id),
+            edge_id=w.fact_id,
+            source=w.subject_id,
+            target=w.object_id,
             edge_type=w.edge_type,
             confidence=w.confidence,
             retrieval_count=w.retrievals,
@@ -116,7 +117,7 @@ def activation_edges(
         )
         for w in _walk(
             connection,
-            [i.hex for i in ids],
+            list(ids),
             valid_at=valid_at,
             known_at=known_at,
             edge_types=edge_types,

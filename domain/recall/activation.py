@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Final, Generic, TypeVar
 from uuid import UUID
 
 import msgspec
@@ -39,13 +39,16 @@ __all__ = [
 
 CHUNK_IDS: Final = 490
 
+Id = TypeVar("Id", UUID, str)
+"""How ids are given: UUIDs, or their hex strings as a store holds them (the same order)."""
 
-class Edge(msgspec.Struct, frozen=True, kw_only=True):
+
+class Edge(msgspec.Struct, Generic[Id], frozen=True, kw_only=True):
     """A believed edge between two entities, with what the spread weighs it by."""
 
-    edge_id: UUID
-    source: UUID
-    target: UUID
+    edge_id: Id
+    source: Id
+    target: Id
     edge_type: str
     confidence: float
     retrieval_count: float = 0.0
@@ -79,40 +82,40 @@ class ActivationParams(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class Activated(msgspec.Struct, frozen=True):
+class Activated(msgspec.Struct, Generic[Id], frozen=True):
     """A node's final activation and the hop at which it last rose."""
 
-    entity_id: UUID
+    entity_id: Id
     activation: float
     depth: int
 
 
-class ActivationResult(msgspec.Struct, frozen=True, kw_only=True):
+class ActivationResult(msgspec.Struct, Generic[Id], frozen=True, kw_only=True):
     """Activated nodes (strongest first) and the edges between active nodes."""
 
-    nodes: list[Activated]
-    facts: list[tuple[Edge, float]]
+    nodes: list[Activated[Id]]
+    facts: list[tuple[Edge[Id], float]]
     """Each edge once, with the higher activation of its two ends, strongest first."""
     cut_short: bool = False
 
 
-EdgesOf = Callable[[Sequence[UUID]], Sequence[Edge]]
+EdgesOf = Callable[[Sequence[Id]], Sequence[Edge[Id]]]
 """The believed edges touching any of these entities."""
 
 
 def spread(
-    seeds: Mapping[UUID, float],
-    edges_of: EdgesOf,
+    seeds: Mapping[Id, float],
+    edges_of: EdgesOf[Id],
     params: ActivationParams,
     *,
     now: datetime,
     edge_types: Sequence[str] = (),
     out_of_time: Callable[[], bool] = lambda: False,
-) -> ActivationResult:
+) -> ActivationResult[Id]:
     """Spread activation from `seeds` (id -> score) for up to `max_hops` hops."""
     threshold = params.activation_threshold
     activation = {n: (s, 0) for n, s in seeds.items() if s >= threshold}
-    found: dict[UUID, tuple[Edge, float]] = {}
+    found: dict[Id, tuple[Edge[Id], float]] = {}
     cut_short = False
     for hop in range(params.max_hops):
         if out_of_time():
@@ -134,9 +137,9 @@ def spread(
     return ActivationResult(nodes=nodes, facts=facts, cut_short=cut_short)
 
 
-def _edges(edges_of: EdgesOf, ids: list[UUID], edge_types: Sequence[str]) -> list[Edge]:
+def _edges(edges_of: EdgesOf[Id], ids: list[Id], edge_types: Sequence[str]) -> list[Edge[Id]]:
     wanted = set(edge_types)
-    edges: dict[UUID, Edge] = {}
+    edges: dict[Id, Edge[Id]] = {}
     for i in range(0, len(ids), CHUNK_IDS):
         for edge in edges_of(ids[i : i + CHUNK_IDS]):
             if not wanted or edge.edge_type in wanted:
@@ -145,13 +148,13 @@ def _edges(edges_of: EdgesOf, ids: list[UUID], edge_types: Sequence[str]) -> lis
 
 
 def _next(
-    active: dict[UUID, float],
-    activation: dict[UUID, tuple[float, int]],
-    edges: list[Edge],
+    active: dict[Id, float],
+    activation: dict[Id, tuple[float, int]],
+    edges: list[Edge[Id]],
     params: ActivationParams,
     now: datetime,
-) -> dict[UUID, float]:
-    following: dict[UUID, float] = {}
+) -> dict[Id, float]:
+    following: dict[Id, float] = {}
     inhibition = params.inhibition_threshold
     for edge in edges:
         weight = (
@@ -174,7 +177,7 @@ def _next(
     return following
 
 
-def _pruned(activation: dict[UUID, tuple[float, int]], limit: int) -> dict[UUID, tuple[float, int]]:
+def _pruned(activation: dict[Id, tuple[float, int]], limit: int) -> dict[Id, tuple[float, int]]:
     if len(activation) <= limit:
         return activation
     ranked = sorted(activation.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))
@@ -182,10 +185,10 @@ def _pruned(activation: dict[UUID, tuple[float, int]], limit: int) -> dict[UUID,
 
 
 def _collect(
-    edges: list[Edge],
-    activation: dict[UUID, tuple[float, int]],
+    edges: list[Edge[Id]],
+    activation: dict[Id, tuple[float, int]],
     threshold: float,
-    found: dict[UUID, tuple[Edge, float]],
+    found: dict[Id, tuple[Edge[Id], float]],
 ) -> None:
     for edge in edges:
         source = activation.get(edge.source, (0.0, 0))[0]

@@ -442,7 +442,7 @@ def test_activation_spreads_over_the_read_model_s_believed_edges(memory: Memory)
 
     with memory.store.read() as connection:
         result = spread(
-            {start.entity_id: 1.0},
+            {start.entity_id.hex: 1.0},
             lambda ids: activation_edges(connection, ids),
             ActivationParams(),
             now=year(2025),

@@ -39,7 +39,7 @@ def node(name: str) -> UUID:
     return uuid5(NS, f"test-node/{name}")
 
 
-def link(a: str, b: str, **extra: object) -> Edge:
+def link(a: str, b: str, **extra: object) -> Edge[UUID]:
     """An edge a -> b (semantic, confidence 1 unless given)."""
     fields: dict[str, object] = {"edge_type": "semantic", "confidence": 1.0, **extra}
     return Edge(edge_id=uuid5(NS, f"test-edge/{a}/{b}"), source=node(a), target=node(b), **fields)  # type: ignore[arg-type]
@@ -48,24 +48,26 @@ def link(a: str, b: str, **extra: object) -> Edge:
 class Graph:
     """A fake graph: the edges touching any of the asked ids, and every call remembered."""
 
-    def __init__(self, edges: Sequence[Edge]) -> None:
+    def __init__(self, edges: Sequence[Edge[UUID]]) -> None:
         self.edges = list(edges)
         self.calls: list[int] = []
 
-    def __call__(self, ids: Sequence[UUID]) -> list[Edge]:
+    def __call__(self, ids: Sequence[UUID]) -> list[Edge[UUID]]:
         self.calls.append(len(ids))
         wanted = set(ids)
         return [e for e in self.edges if e.source in wanted or e.target in wanted]
 
 
-def scores(edges: Sequence[Edge], params: ActivationParams, **options: object) -> dict[str, float]:
+def scores(
+    edges: Sequence[Edge[UUID]], params: ActivationParams, **options: object
+) -> dict[str, float]:
     """Activation by node name after spreading from A at 1.0."""
     names = {node(n): n for e in edges for n in _names(e)} | {node("A"): "A"}
     result = spread({node("A"): 1.0}, Graph(edges), params, now=NOW, **options)  # type: ignore[arg-type]
     return {names[a.entity_id]: round(a.activation, 6) for a in result.nodes}
 
 
-def _names(edge: Edge) -> list[str]:
+def _names(edge: Edge[UUID]) -> list[str]:
     return [n for n in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if node(n) in (edge.source, edge.target)]
 
 

@@ -292,6 +292,7 @@ class Memory(View):
         )
         if len(self._usage) >= recall.usage_batch:
             self._record_usage()
+            self._ready()  # project them now, not in the next recall (one slow recall, not two)
 
     def _record_usage(self) -> None:
         """Append the usage events held so far, in one append."""

@@ -5,7 +5,7 @@ prefix ("Gra" finds Graph and GraphQL; "graph OR unrelated" finds neither, since
 an operator here). Scores follow the reference (digest 3.1): each word's bm25 is divided by
 that word's best among the candidates, and the words' shares are averaged, so the best hit
 of a one-word query scores 1.0 and every score lies in [0, 1]. Recall, which wants any of
-a question's words, searches word by word and merges.
+a question's words, asks `matching_entities` instead (one query, rarest words first).
 
 The entity index holds current names and summaries: `known_at` keeps the entities the store
 knew then (and follows merges and archiving as of then), not the words it knew them by.

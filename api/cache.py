@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Final
 from uuid import UUID
+
+if TYPE_CHECKING:
+    from apexmem.naming import Resolution
 
 __all__ = ["StateCache"]
 
@@ -15,35 +18,63 @@ class StateCache:
     """Stream id to folded state; past the size, the least recently written states leave first.
 
     Reads do not reorder entries (a plain dict keeps insertion order), which keeps the hot
-    path cheap; writes move a stream to the back.
+    path cheap; writes move a stream to the back. Entries are keyed by the id's integer:
+    `UUID.__hash__` runs in Python, an int hashes in C (a batch of 1,000 facts looks
+    streams up tens of thousands of times).
     """
 
     def __init__(self, size: int = _DEFAULT_SIZE) -> None:
         self._size = size
-        self._states: dict[UUID, object] = {}
+        self._states: dict[int, object] = {}
+        self._names: dict[tuple[str, str], Resolution] = {}
+
+    def name(self, name: str, kind: str) -> Resolution | None:
+        """The existing entity a (name, type as given) resolved to in a committed batch."""
+        return self._names.get((name, kind))
+
+    def put_names(self, resolved: Mapping[tuple[str, str], Resolution], *, merged: bool) -> None:
+        """Remember names resolved by a committed batch; after a merge, forget the rest.
+
+        A name resolves to an existing entity through its alias (a first claim never
+        changes) and the entity's merge pointers, so only a merge makes a remembered
+        resolution wrong.
+        """
+        if merged or len(self._names) > self._size:
+            self._names.clear()
+        self._names.update(resolved)
 
     def get(self, stream: UUID) -> object | None:
         """The cached state of a stream, if any."""
-        return self._states.get(stream)
+        return self._states.get(stream.int)
 
     def put(self, stream: UUID, state: object) -> None:
         """Remember a stream's state, evicting the oldest past the size."""
-        states = self._states
-        states.pop(stream, None)
-        states[stream] = state
-        if len(states) > self._size:
-            for old in list(states)[: len(states) - self._size]:
-                del states[old]
+        self.put_all([(stream.int, state)])
+
+    def put_all(self, states: Iterable[tuple[int, object]]) -> None:
+        """Remember many states at once, keyed by `UUID.int`, evicting the oldest past the size."""
+        cached = self._states
+        for key, state in states:
+            cached.pop(key, None)
+            cached[key] = state
+        if len(cached) > self._size:
+            for old in list(cached)[: len(cached) - self._size]:
+                del cached[old]
 
     def forget(self, streams: Iterable[UUID]) -> None:
-        """Drop states that may be stale (after a concurrency conflict)."""
+        """Drop states that may be stale (after a concurrency conflict), and every name.
+
+        Another writer changed the log: it may have merged entities the names point at.
+        """
         for stream in streams:
-            self._states.pop(stream, None)
+            self._states.pop(stream.int, None)
+        self._names.clear()
 
     def update(self, other: StateCache) -> None:
-        """Take every state of another cache (newer than ours)."""
-        for stream, state in other._states.items():
-            self.put(stream, state)
+        """Take every state and name of another cache (newer than ours)."""
+        self.put_all(other._states.items())
+        self._names.clear()
+        self._names.update(other._names)
 
     def __contains__(self, stream: UUID) -> bool:
-        return stream in self._states
+        return stream.int in self._states

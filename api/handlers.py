@@ -20,12 +20,10 @@ from apexmem.domain.commands import (
     SetDecayRate,
 )
 from apexmem.domain.deciders import (
-    create_entity,
     decide_alias,
     decide_merge,
     decide_message,
     decide_retract,
-    decide_summary,
 )
 from apexmem.domain.identities import POLICY_ID, alias_id, episode_id, object_key, slot_id
 from apexmem.domain.names import (
@@ -36,13 +34,13 @@ from apexmem.domain.names import (
     normalize_relation,
 )
 from apexmem.domain.ontology import Ontology, Resolved
-from apexmem.domain.state import EntityState
 from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.events.log import LogAccess
 from apexmem.events.policy import DecayRateSet, RelationMapped
 from apexmem.logs import get_logger
+from apexmem.naming import Resolution, follow, resolve
 from apexmem.results import (
     AliasRef,
     EntityRef,
@@ -55,10 +53,9 @@ from apexmem.results import (
 )
 from apexmem.staging import Meta, Staging
 
-__all__ = ["HANDLERS", "Context", "SlotPlan", "plan_slot"]
+__all__ = ["HANDLERS", "Context", "SlotPlan", "batch_plan", "plan_slot"]
 
 _logger = get_logger()
-_MAX_MERGE_CHAIN: Final = 32
 
 
 class Context(msgspec.Struct, kw_only=True):
@@ -70,17 +67,12 @@ class Context(msgspec.Struct, kw_only=True):
     strategy: Strategy
     now: datetime
     cause: str | None
-
-
-class _Resolved(msgspec.Struct, frozen=True):
-    entity_id: UUID
-    created: bool
-    index: int
-    name: str
+    plans: dict[tuple[str, str, str | None], SlotPlan] = msgspec.field(default_factory=dict)
+    """Slot plans of this batch by (relation, edge type, value) as given: most repeat."""
 
 
 def _meta(context: Context, command: Any) -> Meta:
-    return {"actor": command.actor, "episode": command.episode, "cause": context.cause}
+    return Meta(command.actor, command.episode, context.cause)
 
 
 def _entity_type(field: str, value: str) -> str:
@@ -88,53 +80,6 @@ def _entity_type(field: str, value: str) -> str:
     if not known:
         _logger.info("entity_type.defaulted", field=field, given=value, used=entity_type)
     return entity_type
-
-
-def resolve(
-    context: Context,
-    field: str,
-    name: str,
-    kind: str,
-    meta: Meta,
-    *,
-    create: bool = True,
-    summary: str | None = None,
-) -> _Resolved:
-    """The entity a name means: by alias or canonical name (following merges), else a new one."""
-    known: _Resolved | None = context.staging.resolved.get((name, kind))
-    if known is not None and summary is None:
-        return known
-    entity_type = _entity_type(f"{field}_type", kind)
-    canonical = canonical_name(field, name)
-    stream = alias_id(entity_type, canonical)
-    claimed = context.staging.state("alias", stream).entity_id
-    if claimed is not None:
-        entity, state = _followed(context, claimed)
-        events = decide_summary(state, summary)
-        index = context.staging.emit("entity", entity, events, meta) if events else -1
-        found = _Resolved(entity, False, index, state.name or display_name(name))
-        context.staging.resolved[(name, kind)] = msgspec.structs.replace(found, index=-1)
-        return found
-    if not create:
-        raise NotFoundError(f"{field}: no {entity_type} is named {name!r}")
-    entity, observed, claim = create_entity(entity_type, canonical, display_name(name), summary)
-    index = context.staging.emit("entity", entity, [observed], meta)
-    context.staging.emit("alias", stream, [claim], meta)
-    return _Resolved(entity, True, index, observed.name)
-
-
-def follow(context: Context, entity: UUID) -> UUID:
-    """Follow merge-forward pointers to the entity a (possibly merged) id resolves to now."""
-    return _followed(context, entity)[0]
-
-
-def _followed(context: Context, entity: UUID) -> tuple[UUID, EntityState]:
-    for _ in range(_MAX_MERGE_CHAIN):
-        state: EntityState = context.staging.state("entity", entity)
-        if state.merged_into is None:
-            return entity, state
-        entity = state.merged_into
-    raise ValidationError("entity", str(entity), "has a merge chain longer than 32")
 
 
 class SlotPlan(msgspec.Struct, frozen=True):
@@ -160,13 +105,23 @@ def plan_slot(ontology: Ontology, command: AssertFact) -> SlotPlan:
     )
 
 
+def batch_plan(context: Context, command: AssertFact) -> SlotPlan:
+    """`plan_slot` with the context's ontology, once per distinct (relation, edge type, value)."""
+    key = (command.relation, command.edge_type, command.value)
+    plan = context.plans.get(key)
+    if plan is None:
+        plan = context.plans[key] = plan_slot(context.ontology, command)
+    return plan
+
+
 def _assert(context: Context, command: AssertFact) -> Result:
     meta = _meta(context, command)
-    plan = plan_slot(context.ontology, command)
-    subject = resolve(context, "subject", command.subject, command.subject_type, meta)
+    plan = batch_plan(context, command)
+    staging = context.staging
+    subject = resolve(staging, "subject", command.subject, command.subject_type, meta)
     target = None
     if command.object is not None:
-        target = resolve(context, "object", command.object, command.object_type, meta)
+        target = resolve(staging, "object", command.object, command.object_type, meta)
         if target.entity_id == subject.entity_id:
             raise ValidationError(
                 "object", command.object, f"is the same entity as subject {command.subject!r}"
@@ -195,8 +150,8 @@ def _proposal(
     command: AssertFact,
     *,
     slot: UUID,
-    subject: _Resolved,
-    target: _Resolved | None,
+    subject: Resolution,
+    target: Resolution | None,
     plan: SlotPlan,
     sentence: str,
 ) -> Proposal:
@@ -234,7 +189,7 @@ def _sentence(command: AssertFact, subject: str, target: str | None, plan: SlotP
 
 def _observe(context: Context, command: ObserveEntity) -> Result:
     resolved = resolve(
-        context,
+        context.staging,
         "name",
         command.name,
         command.entity_type,
@@ -248,7 +203,7 @@ def _observe(context: Context, command: ObserveEntity) -> Result:
 
 def _alias(context: Context, command: AddAlias) -> Result:
     meta = _meta(context, command)
-    entity = resolve(context, "entity", command.entity, command.entity_type, meta)
+    entity = resolve(context.staging, "entity", command.entity, command.entity_type, meta)
     entity_type = _entity_type("entity_type", command.entity_type)
     alias = canonical_name("alias", command.alias)
     stream = alias_id(entity_type, alias)
@@ -262,13 +217,13 @@ def _alias(context: Context, command: AddAlias) -> Result:
         position=index,
         alias=alias,
         entity_id=entity.entity_id,
-        owner=follow(context, owner),
+        owner=follow(context.staging, owner),
         outcome=outcome,
     )
 
 
 def _retract(context: Context, command: RetractFact) -> Result:
-    slot = context.staging.fact_slots.get(command.fact_id)
+    slot = context.staging.fact_slots.get(command.fact_id.int)
     if slot is None:
         found = context.log.find(f"fact:{command.fact_id}")
         if found is None:
@@ -308,7 +263,9 @@ def _merge(context: Context, command: MergeEntities) -> Result:
     ).entity_id
     if claimed is None:
         raise NotFoundError(f"source: no {entity_type} is named {command.source!r}")
-    target = resolve(context, "target", command.target, command.entity_type, meta, create=False)
+    target = resolve(
+        context.staging, "target", command.target, command.entity_type, meta, create=False
+    )
     chain = [target.entity_id]
     events = decide_merge(
         context.staging.state("entity", claimed),
@@ -317,7 +274,7 @@ def _merge(context: Context, command: MergeEntities) -> Result:
         command.reason,
     )
     index = context.staging.emit("entity", claimed, events, meta)
-    context.staging.resolved.clear()  # names may resolve elsewhere now
+    context.staging.forget_names()  # names may resolve elsewhere now
     return MergeRef(position=index, source_id=claimed, target_id=target.entity_id)
 
 

@@ -22,7 +22,8 @@ __all__ = [
 ]
 
 
-class _Result(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+# gc=False: one per command, plain values that never form a reference cycle.
+class _Result(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", gc=False):
     position: int
     """Log position of the event that carries this result (0 when nothing was written)."""
 

@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal
 from uuid import UUID
 
+import msgspec
+
 from apexmem.cache import StateCache
 from apexmem.domain.state import AliasState, EntityState, EpisodeState, PolicyState, SlotState
 from apexmem.events.base import Event
@@ -23,7 +25,15 @@ from apexmem.projections.streams import (
 __all__ = ["Kind", "Meta", "Staging", "load_states"]
 
 Kind = Literal["entity", "alias", "slot", "episode", "policy"]
-Meta = dict[str, str | None]
+
+
+class Meta(msgspec.Struct, frozen=True, gc=False):
+    """Who and what caused the events of one command: its envelope besides the stream."""
+
+    actor: str | None
+    episode: str | None
+    cause: str | None
+
 
 _FOLDS: Final[dict[str, tuple[Any, Callable[[Any, Event], Any]]]] = {
     "entity": (EntityState(), evolve_entity),
@@ -36,13 +46,15 @@ _FOLDS: Final[dict[str, tuple[Any, Callable[[Any, Event], Any]]]] = {
 
 def load_states(log: LogAccess, cache: StateCache, kind: Kind, streams: Iterable[UUID]) -> None:
     """Fold every stream not yet cached from the log, in one read, and cache it."""
-    missing = [s for s in dict.fromkeys(streams) if s not in cache]
+    missing = [s for s in {s.int: s for s in streams}.values() if s not in cache]
     if not missing:
         return
     initial, evolve = _FOLDS[kind]
     found = log.read_streams(missing)
-    for stream in missing:
-        cache.put(stream, fold(evolve, initial, (e.data for e in found.get(stream, ()))))
+    cache.put_all(
+        (stream.int, fold(evolve, initial, (e.data for e in found.get(stream, ()))))
+        for stream in missing
+    )
 
 
 class Staging:
@@ -51,24 +63,29 @@ class Staging:
     def __init__(self, log: LogAccess, cache: StateCache) -> None:
         self._log = log
         self.cache = cache
-        self._states: dict[UUID, Any] = {}
-        self._kinds: dict[UUID, Kind] = {}
+        # Keyed by UUID.int, like the cache: UUID.__hash__ runs in Python.
+        self._states: dict[int, Any] = {}
+        self._streams: list[UUID] = []
         self.events: list[NewEvent] = []
-        self.fact_slots: dict[UUID, UUID] = {}
+        self.fact_slots: dict[int, UUID] = {}
+        """Facts asserted in this batch (by `fact_id.int`) to their slots."""
         self.resolved: dict[tuple[str, str], Any] = {}
-        """Names already resolved in this batch: (name, type as given) to the entity."""
+        """Names resolved to existing entities in this batch: (name, type as given) to it."""
+        self.merged = False
+        """Whether this batch merged an entity: names resolved before may point elsewhere."""
 
     def state(self, kind: Kind, stream: UUID) -> Any:
         """The stream's state as this batch sees it (loading it when nothing has it yet)."""
-        staged = self._states.get(stream)
+        key = stream.int
+        staged = self._states.get(key)
         if staged is not None:
             return staged
         cached = self.cache.get(stream)
         if cached is None:
             load_states(self._log, self.cache, kind, [stream])
             cached = self.cache.get(stream)
-        self._states[stream] = cached
-        self._kinds[stream] = kind
+        self._states[key] = cached
+        self._streams.append(stream)
         return cached
 
     def emit(self, kind: Kind, stream: UUID, events: Iterable[Event], meta: Meta) -> int:
@@ -78,18 +95,37 @@ class Staging:
         for event in events:
             state = evolve(state, event)
             self.events.append(
-                NewEvent(stream_id=stream, version=state.version, data=event, **meta)
+                NewEvent(
+                    stream_id=stream,
+                    version=state.version,
+                    data=event,
+                    actor=meta.actor,
+                    episode=meta.episode,
+                    cause=meta.cause,
+                )
             )
             if isinstance(event, FactAsserted):
-                self.fact_slots[event.fact_id] = stream
-        self._states[stream] = state
+                self.fact_slots[event.fact_id.int] = stream
+        self._states[stream.int] = state
         return len(self.events) - 1
+
+    def known_name(self, name: str, kind: str) -> Any:
+        """The existing entity a name resolved to in this batch or a committed one, if any."""
+        found = self.resolved.get((name, kind))
+        if found is None and not self.merged:
+            found = self.cache.name(name, kind)
+        return found
+
+    def forget_names(self) -> None:
+        """An entity was merged: resolve every name again, from this batch's states."""
+        self.resolved.clear()
+        self.merged = True
 
     def touched(self) -> list[UUID]:
         """Every stream this batch read or changed."""
-        return list(self._states)
+        return list(self._streams)
 
     def commit(self) -> None:
-        """After a successful append: the batch's states become the cache's."""
-        for stream, state in self._states.items():
-            self.cache.put(stream, state)
+        """After a successful append: the batch's states and names become the cache's."""
+        self.cache.put_all(self._states.items())
+        self.cache.put_names(self.resolved, merged=self.merged)

@@ -20,12 +20,11 @@ from apexmem.domain.commands import (
     ObserveEntity,
     RecordMessage,
 )
-from apexmem.domain.identities import POLICY_ID, alias_id, entity_id, episode_id
-from apexmem.domain.names import canonical_name, clean_sentence
+from apexmem.domain.identities import POLICY_ID, entity_id, episode_id
+from apexmem.domain.names import clean_sentence
 from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
-from apexmem.domain.types import resolve_entity_type
 from apexmem.events.errors import (
     ApexmemError,
     ConcurrencyError,
@@ -33,8 +32,9 @@ from apexmem.events.errors import (
     ValidationError,
 )
 from apexmem.events.log import AppendResult, EventLog, LogAccess
-from apexmem.handlers import HANDLERS, Context, plan_slot
+from apexmem.handlers import HANDLERS, Context, batch_plan
 from apexmem.logs import get_logger
+from apexmem.naming import name_key
 from apexmem.projections.streams import evolve_policy, fold
 from apexmem.results import Result
 from apexmem.staging import Staging, load_states
@@ -62,17 +62,18 @@ class Writer:
     ) -> list[Result]:
         """Apply commands as one atomic append and return one result per command.
 
-        The first attempt is optimistic (cached states, no lock held while deciding). After
-        a ConcurrencyError the batch is decided again under the log's write lock from
-        freshly read states, so a writer on a hot stream cannot starve.
+        Each attempt decides under the log's write lock: the reads it needs then share the
+        append's transaction (one lock for a single fact rather than one read transaction
+        per stream it reads). The first attempt decides from cached states; when one of
+        them was stale (another process appended to the stream) the append conflicts, and
+        the batch is decided again from freshly read states.
         """
         retries = self._settings.memory.log.write_retries
         with self._lock:
             for attempt in range(retries + 1):
                 try:
-                    if attempt == 0:
-                        return self._attempt(self._log, self._cache, commands, idempotency_key)
-                    return self._locked_attempt(commands, idempotency_key)
+                    cache = self._cache if attempt == 0 else StateCache()
+                    return self._attempt(cache, commands, idempotency_key)
                 except ConcurrencyError:
                     _logger.info("write.conflicted", attempt=attempt + 1, retries=retries)
                     if attempt == retries:
@@ -85,22 +86,23 @@ class Writer:
             self._refresh_policy(self._log)
             return self._ontology
 
-    def _locked_attempt(self, commands: Sequence[Command], key: str | None) -> list[Result]:
-        fresh = StateCache()
-        with self._log.locked() as locked:
-            results = self._attempt(locked, fresh, commands, key)
-        self._cache.update(fresh)
-        return results
-
     def _attempt(
-        self, log: LogAccess, cache: StateCache, commands: Sequence[Command], key: str | None
+        self, cache: StateCache, commands: Sequence[Command], key: str | None
     ) -> list[Result]:
-        staging = Staging(log, cache)
+        staging: Staging | None = None
         try:
-            return self._decide_and_append(log, staging, commands, key)
+            with self._log.locked() as locked:
+                staging = Staging(locked, cache)
+                results = self._decide_and_append(locked, staging, commands, key)
         except ConcurrencyError:
-            self._cache.forget(staging.touched())
+            if staging is not None:
+                self._cache.forget(staging.touched())
             raise
+        assert staging is not None
+        staging.commit()  # only now: the batch's states are the log's once it committed
+        if cache is not self._cache:
+            self._cache.update(cache)
+        return results
 
     def _decide_and_append(
         self, log: LogAccess, staging: Staging, commands: Sequence[Command], key: str | None
@@ -108,7 +110,6 @@ class Writer:
         if key is not None and (first := log.repeated(key)) is not None:
             return _from_receipt(first)
         self._refresh_policy(log)
-        self._prefetch(log, staging.cache, commands)
         context = Context(
             staging=staging,
             log=log,
@@ -117,6 +118,7 @@ class Writer:
             now=self._clock(),
             cause=key,
         )
+        _prefetch(context, commands)
         drafts = [_handle(context, c, i, len(commands)) for i, c in enumerate(commands)]
         appended = log.append(
             staging.events,
@@ -125,7 +127,6 @@ class Writer:
         )
         if appended.repeated:
             return _from_receipt(appended)
-        staging.commit()
         return _placed(drafts, appended.positions)
 
     def _refresh_policy(self, log: LogAccess) -> None:
@@ -135,46 +136,59 @@ class Writer:
             self._policy = fold(evolve_policy, self._policy, (e.data for e in newer))
             self._ontology = Ontology([*DEFAULT_MAPPINGS, *self._policy.mappings])
 
-    def _prefetch(self, log: LogAccess, cache: StateCache, commands: Sequence[Command]) -> None:
-        """Load every alias, entity, slot and episode stream the batch needs in a few reads."""
-        names: dict[tuple[str, str], UUID] = {}
-        for command in commands:
-            for name, kind in _names(command):
-                with suppress(ApexmemError):  # bad names are reported when the command runs
-                    entity_type, _ = resolve_entity_type(kind)
-                    canonical = canonical_name("name", name)
-                    names[(name, kind)] = alias_id(entity_type, canonical)
-        load_states(log, cache, "alias", names.values())
-        owners = {key: _owner(cache, key, alias) for key, alias in names.items()}
-        load_states(log, cache, "entity", owners.values())
-        slots = [
-            slot
-            for c in commands
-            if isinstance(c, AssertFact) and (slot := self._planned_slot(c, owners)) is not None
-        ]
-        load_states(log, cache, "slot", slots)
-        episodes = [
-            episode_id(c.episode)
-            for c in commands
-            if isinstance(c, RecordMessage) and c.episode is not None
-        ]
-        load_states(log, cache, "episode", episodes)
 
-    def _planned_slot(
-        self, command: AssertFact, owners: dict[tuple[str, str], UUID]
-    ) -> UUID | None:
-        subject = owners.get((command.subject, command.subject_type))
-        target = owners.get((command.object, command.object_type)) if command.object else None
-        if subject is None or (command.object is not None and target is None):
-            return None
-        note = command.object is None and command.value is None
-        if note and not command.fact:  # its sentence needs the subject's display name
-            return None
-        try:
-            sentence = clean_sentence(command.fact) if command.fact else ""
-            return plan_slot(self._ontology, command).slot(subject, target, sentence)
-        except ApexmemError:  # reported when the command runs
-            return None
+def _prefetch(context: Context, commands: Sequence[Command]) -> None:
+    """Load every alias, entity, slot and episode stream the batch needs in a few reads.
+
+    The names and slot plans derived here are memoized (`name_key`, `batch_plan`), so the
+    handlers that run next find them instead of deriving them again.
+    """
+    log, staging = context.log, context.staging
+    cache = staging.cache
+    owners: dict[tuple[str, str], UUID] = {}
+    names: dict[tuple[str, str], UUID] = {}  # alias streams of names not resolved before
+    for command in commands:
+        for pair in _names(command):
+            if pair in owners or pair in names:
+                continue
+            if (known := staging.known_name(*pair)) is not None:
+                owners[pair] = known.entity_id
+                continue
+            with suppress(ApexmemError):  # bad names are reported when the command runs
+                names[pair] = name_key("name", *pair).alias
+    load_states(log, cache, "alias", names.values())
+    found = {pair: _owner(cache, pair, alias) for pair, alias in names.items()}
+    load_states(log, cache, "entity", found.values())
+    owners.update(found)
+    slots = [
+        slot
+        for c in commands
+        if isinstance(c, AssertFact) and (slot := _planned_slot(context, c, owners)) is not None
+    ]
+    load_states(log, cache, "slot", slots)
+    episodes = [
+        episode_id(c.episode)
+        for c in commands
+        if isinstance(c, RecordMessage) and c.episode is not None
+    ]
+    load_states(log, cache, "episode", episodes)
+
+
+def _planned_slot(
+    context: Context, command: AssertFact, owners: dict[tuple[str, str], UUID]
+) -> UUID | None:
+    subject = owners.get((command.subject, command.subject_type))
+    target = owners.get((command.object, command.object_type)) if command.object else None
+    if subject is None or (command.object is not None and target is None):
+        return None
+    note = command.object is None and command.value is None
+    if note and not command.fact:  # its sentence needs the subject's display name
+        return None
+    try:
+        sentence = clean_sentence(command.fact) if command.fact else ""
+        return batch_plan(context, command).slot(subject, target, sentence)
+    except ApexmemError:  # reported when the command runs
+        return None
 
 
 def _names(command: Command) -> list[tuple[str, str]]:
@@ -192,13 +206,13 @@ def _names(command: Command) -> list[tuple[str, str]]:
     return []
 
 
-def _owner(cache: StateCache, key: tuple[str, str], alias: UUID) -> UUID:
+def _owner(cache: StateCache, pair: tuple[str, str], alias: UUID) -> UUID:
     """The entity a name resolves to now, or the id it would be created with."""
     state = cache.get(alias)
     if isinstance(state, AliasState) and state.entity_id is not None:
         return state.entity_id
-    entity_type, _ = resolve_entity_type(key[1])
-    return entity_id(entity_type, canonical_name("name", key[0]))
+    key = name_key("name", *pair)
+    return entity_id(key.entity_type, key.canonical)
 
 
 def _handle(context: Context, command: Command, index: int, count: int) -> Result:

@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 
 from apexmem import Memory, Settings
+from apexmem.events.sqlite import CONNECTION_PRAGMAS
 
 RESULTS = Path(__file__).parent / "results" / "append.json"
 LOG_ONLY = msgspec.convert({"memory": {"projection": {"inline": False}}}, Settings)
@@ -118,10 +119,16 @@ def single(
 
 
 def raw_ceiling(rows: int, row_bytes: int, directory: Path, batch: int) -> dict[str, float]:
-    """Plain executemany of rows of the same size into one table, same pragmas, same batches."""
+    """Plain executemany of rows of the same size into one table, same pragmas, same batches.
+
+    The pragmas are the log's own (WAL, synchronous NORMAL, its cache size and automatic
+    checkpoint interval); the checkpoints run inline, as plain SQLite runs them.
+    """
     connection = sqlite3.connect(directory / "raw.db", isolation_level=None)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
+    for pragma in CONNECTION_PRAGMAS:
+        connection.execute(pragma)
     connection.execute(
         "CREATE TABLE events (stream TEXT, version INTEGER, topic TEXT, state BLOB, "
         "PRIMARY KEY (stream, version))"

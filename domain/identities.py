@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from hashlib import sha1
 from typing import Final
-from uuid import UUID, uuid5
+from uuid import UUID, SafeUUID, uuid5
 
 __all__ = [
     "NS",
@@ -24,17 +25,42 @@ NS: Final = UUID("6f1c2a4e-8f0b-5d3e-9a71-2b5c4d6e8f90")
 POLICY_ID: Final = uuid5(NS, "policy")
 USAGE_ID: Final = uuid5(NS, "usage")
 
+_NS_BYTES: Final = NS.bytes
+# RFC 4122 version 5: the variant bits (10) and the version nibble (0101) over a SHA-1 prefix.
+_KEEP: Final = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
+_SET: Final = (0x8000 << 48) | (0x5000 << 64)
+_new = object.__new__
+_set = object.__setattr__
+_UNKNOWN: Final = SafeUUID.unknown  # an enum member's lookup runs Python code each time
+_MEMO_SIZE: Final = 65_536
+_SLOT_IDS: Final[dict[tuple[int, str, str, str | None], UUID]] = {}
+_ENTITY_KEYS: Final[dict[int, str]] = {}
+"""Memos keyed by `UUID.int`: a UUID's own hash and str() both run in Python."""
+
+
+def _uuid5(name: str) -> UUID:
+    """`uuid5(NS, name)`, equal to the standard library's, without its Python-level checks.
+
+    Ids are derived several times per fact on the write path; `UUID.__init__` validated
+    each one again and cost more than the hash itself.
+    """
+    value = (int.from_bytes(sha1(_NS_BYTES + name.encode()).digest()[:16]) & _KEEP) | _SET
+    derived = _new(UUID)
+    _set(derived, "int", value)
+    _set(derived, "is_safe", _UNKNOWN)
+    return derived
+
 
 @lru_cache(maxsize=65_536)
 def entity_id(entity_type: str, canonical: str) -> UUID:
     """The stream of the entity `(canonical, type)`."""
-    return uuid5(NS, f"entity/{entity_type}/{canonical}")
+    return _uuid5(f"entity/{entity_type}/{canonical}")
 
 
 @lru_cache(maxsize=65_536)
 def alias_id(entity_type: str, normalized: str) -> UUID:
     """The stream that records which entity owns a name of one type."""
-    return uuid5(NS, f"alias/{entity_type}/{normalized}")
+    return _uuid5(f"alias/{entity_type}/{normalized}")
 
 
 def object_key(object_id: UUID | None, value: str | None, note: str | None = None) -> str:
@@ -44,34 +70,45 @@ def object_key(object_id: UUID | None, value: str | None, note: str | None = Non
     different notes of a multi-valued relation are two facts, not one reinforced.
     """
     if object_id is not None:
-        return f"entity:{object_id}"
+        key = _ENTITY_KEYS.get(object_id.int)
+        if key is None:
+            if len(_ENTITY_KEYS) >= _MEMO_SIZE:
+                _ENTITY_KEYS.clear()  # a memo, not a store: starting over is cheap
+            key = _ENTITY_KEYS[object_id.int] = f"entity:{object_id}"
+        return key
     if value is not None:
         return f"value:{value}"
     return "none" if note is None else f"note:{note}"
 
 
-@lru_cache(maxsize=65_536)
 def slot_id(subject: UUID, relation: str, edge_type: str, key: str | None) -> UUID:
     """The slot of a fact; `key` (the object) is part of it only for multi-valued relations."""
-    base = f"slot/{subject}/{relation}/{edge_type}"
-    return uuid5(NS, base if key is None else f"{base}/{key}")
+    cache_key = (subject.int, relation, edge_type, key)
+    found = _SLOT_IDS.get(cache_key)
+    if found is None:
+        base = f"slot/{subject}/{relation}/{edge_type}"
+        found = _uuid5(base if key is None else f"{base}/{key}")
+        if len(_SLOT_IDS) >= _MEMO_SIZE:
+            _SLOT_IDS.clear()  # a memo, not a store: starting over is cheap
+        _SLOT_IDS[cache_key] = found
+    return found
 
 
 def fact_id(slot: UUID, version: int) -> UUID:
     """The id of the fact version asserted at `version` of its slot."""
-    return uuid5(NS, f"fact/{slot}/{version}")
+    return _uuid5(f"fact/{slot}/{version}")
 
 
 def episode_id(conversation: str) -> UUID:
     """The stream of one conversation."""
-    return uuid5(NS, f"episode/{conversation}")
+    return _uuid5(f"episode/{conversation}")
 
 
 def message_id(episode: UUID, version: int) -> UUID:
     """The id of the message recorded at `version` of its episode."""
-    return uuid5(NS, f"message/{episode}/{version}")
+    return _uuid5(f"message/{episode}/{version}")
 
 
 def community_id(fingerprint: str) -> UUID:
     """The stream of the community with this membership fingerprint."""
-    return uuid5(NS, f"community/{fingerprint}")
+    return _uuid5(f"community/{fingerprint}")

@@ -24,8 +24,11 @@ Standing = Literal["believed", "alternative", "withdrawn"]
 """believed: part of the slot's timeline; alternative: recorded but outranked; withdrawn:
 retracted as never true."""
 
+# gc=False on every state: the write path caches up to 200,000 of them, plain values that
+# never form a cycle, which the cyclic garbage collector would otherwise walk again and again.
 
-class EntityState(msgspec.Struct, frozen=True, kw_only=True):
+
+class EntityState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An entity stream folded: who it is, and where it was merged to, if anywhere."""
 
     version: int = 0
@@ -38,14 +41,14 @@ class EntityState(msgspec.Struct, frozen=True, kw_only=True):
     archived: bool = False
 
 
-class AliasState(msgspec.Struct, frozen=True, kw_only=True):
+class AliasState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An alias stream folded: the entity that claimed the name first, if any."""
 
     version: int = 0
     entity_id: UUID | None = None
 
 
-class FactVersion(msgspec.Struct, frozen=True, kw_only=True):
+class FactVersion(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One version of a fact in its slot's timeline."""
 
     fact_id: UUID
@@ -67,7 +70,7 @@ class FactVersion(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class SlotState(msgspec.Struct, frozen=True, kw_only=True):
+class SlotState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A fact slot folded: every version, in the order they were asserted."""
 
     version: int = 0
@@ -84,7 +87,7 @@ class SlotState(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class EpisodeState(msgspec.Struct, frozen=True, kw_only=True):
+class EpisodeState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An episode stream folded: whether it started and how many messages it holds."""
 
     version: int = 0
@@ -92,7 +95,7 @@ class EpisodeState(msgspec.Struct, frozen=True, kw_only=True):
     messages: int = 0
 
 
-class PolicyState(msgspec.Struct, frozen=True, kw_only=True):
+class PolicyState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The policy stream folded: ontology mappings and decay rates added by events."""
 
     version: int = 0

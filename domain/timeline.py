@@ -25,7 +25,8 @@ __all__ = ["Decision", "Proposal", "Strategy", "decide_assert"]
 Strategy = Literal["recency", "confidence"]
 
 
-class Proposal(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False here and on Decision: one per assertion, plain values (see events.base.Event).
+class Proposal(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An assertion with every name resolved: what the decider needs besides the slot."""
 
     slot_id: UUID
@@ -43,7 +44,7 @@ class Proposal(msgspec.Struct, frozen=True, kw_only=True):
     ref: str | None
 
 
-class Decision(msgspec.Struct, frozen=True, kw_only=True):
+class Decision(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The events of one assertion and what became of it."""
 
     events: list[Event]
@@ -53,13 +54,11 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
 
 def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> Decision:
     """Decide the events that put `proposal` on the slot's timeline."""
-    believed = [v for v in state.versions if v.standing == "believed"]
     start = proposal.valid_from
-    container = next((v for v in believed if v.valid_at(start)), None)
+    container, next_start = _around(state, start)
     if container is not None and container.object_key == proposal.object_key:
         return _reinforce(container, proposal)
-    later = [v.valid_from for v in believed if v.valid_from > start]
-    ends = [t for t in (proposal.valid_until, min(later, default=None)) if t is not None]
+    ends = [t for t in (proposal.valid_until, next_start) if t is not None]
     end = min(ends, default=None)
     new_id = fact_id(proposal.slot_id, state.version + 1)
     if container is None:
@@ -78,6 +77,21 @@ def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> D
     outcome = "superseded" if end is None else "historical"
     asserted = _asserted(proposal, new_id, end, outcome, supersedes=container.fact_id)
     return Decision(events=[close, asserted], fact_id=new_id, outcome=outcome)
+
+
+def _around(state: SlotState, start: datetime) -> tuple[FactVersion | None, datetime | None]:
+    """The believed version valid at `start`, and the earliest believed start after it."""
+    container = None
+    next_start = None
+    for v in state.versions:
+        if v.standing != "believed":
+            continue
+        if v.valid_from > start:
+            if next_start is None or v.valid_from < next_start:
+                next_start = v.valid_from
+        elif container is None and (v.valid_until is None or start < v.valid_until):
+            container = v
+    return container, next_start
 
 
 def _reinforce(version: FactVersion, proposal: Proposal) -> Decision:

@@ -20,11 +20,17 @@ def link(previous: bytes, stream_id: UUID, version: int, tag: str, state: bytes)
     bytes between the tag and the state.
     """
     tag_bytes = tag.encode()
-    hasher = blake3(previous)
-    hasher.update(stream_id.bytes)
-    hasher.update(version.to_bytes(8, "big", signed=True))
-    hasher.update(len(tag_bytes).to_bytes(4, "big"))
-    hasher.update(tag_bytes)
-    hasher.update(len(state).to_bytes(8, "big"))
-    hasher.update(state)
-    return hasher.digest()
+    # One buffer, one call: the same bytes as feeding the parts one by one, fewer calls.
+    return blake3(
+        b"".join(
+            (
+                previous,
+                stream_id.bytes,
+                version.to_bytes(8, "big", signed=True),
+                len(tag_bytes).to_bytes(4, "big"),
+                tag_bytes,
+                len(state).to_bytes(8, "big"),
+                state,
+            )
+        )
+    ).digest()

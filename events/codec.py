@@ -32,7 +32,8 @@ E = TypeVar("E", bound=Event)
 Upcaster = Callable[[bytes], tuple[str, bytes]]
 
 
-class Stored(msgspec.Struct, Generic[E], frozen=True, kw_only=True, omit_defaults=True):
+# gc=False: one per appended event, never part of a reference cycle (see Event).
+class Stored(msgspec.Struct, Generic[E], frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """What one record's state holds: the envelope and the payload."""
 
     recorded_at: UtcDateTime

@@ -13,12 +13,14 @@ from uuid import UUID
 import msgspec
 
 from apexmem.events.base import Event
+from apexmem.events.catalogue import EVENT_CLASSES, tag_of
 from apexmem.events.chain import GENESIS, link
-from apexmem.events.codec import Pending, Stored, TaggedMapper, decode
+from apexmem.events.checkpoint import Checkpointer
+from apexmem.events.codec import Stored, decode, encode
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.fact import FactAsserted
-from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Synchronous
+from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Row, Synchronous
 from apexmem.events.timeutil import from_micros, to_micros
 
 __all__ = [
@@ -38,7 +40,8 @@ _SCAN_CHUNK: Final = 2_000
 Clock = Callable[[], datetime]
 
 
-class NewEvent(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False: made by the thousand per batch and never part of a reference cycle.
+class NewEvent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An event to append at `version` of `stream_id`, with its provenance."""
 
     stream_id: UUID
@@ -87,6 +90,12 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     """What the caller stored with the idempotency key (for example, its encoded results)."""
 
 
+_KEYED_TAGS: Final = frozenset(
+    tag for tag, cls in EVENT_CLASSES.items() if cls in (FactAsserted, MessageRecorded)
+)
+"""Tags of the events `lookup_key` finds a key for."""
+
+
 def lookup_key(data: Event) -> str | None:
     """The key under which an event can be found again by id (facts and messages)."""
     if isinstance(data, FactAsserted):
@@ -129,10 +138,11 @@ class EventLog:
         self._datastore = Datastore(str(self.path), synchronous=synchronous)
         self._recorder = Recorder(self._datastore)
         self._recorder.create_table()
-        self._mapper = TaggedMapper()
+        self._checkpointer = Checkpointer(str(self.path), synchronous=synchronous)
 
     def close(self) -> None:
         """Close every connection; the log file stays."""
+        self._checkpointer.close()
         self._datastore.close()
 
     def append(
@@ -164,24 +174,16 @@ class EventLog:
         # back: "known at S" then tells any two appends apart.
         micros = max(to_micros(self._clock()), last_micros + 1)
         recorded_at = from_micros(micros)
-        stored = [self._mapper.to_stored_event(_stamp(e, recorded_at)) for e in events]
-        positions = list(self._recorder._insert_events(cursor, stored) or [])
+        rows = _rows(events, recorded_at)
+        positions = self._recorder.insert_rows(cursor, rows)
         index_rows = []
-        for position, record in zip(positions, stored, strict=True):
-            chain = link(
-                chain,
-                _uuid(record.originator_id),
-                record.originator_version,
-                record.topic,
-                record.state,
-            )
+        keys = []
+        for position, event, row in zip(positions, events, rows, strict=True):
+            chain = link(chain, event.stream_id, row[1], row[2], row[3])
             index_rows.append((position, micros, chain))
+            if row[2] in _KEYED_TAGS:
+                keys.append((lookup_key(event.data), position))
         cursor.executemany("INSERT INTO log_index VALUES (?,?,?)", index_rows)
-        keys = [
-            (k, p)
-            for p, e in zip(positions, events, strict=True)
-            if (k := lookup_key(e.data)) is not None
-        ]
         if keys:
             cursor.executemany("INSERT INTO event_keys VALUES (?,?)", keys)
         if key is not None:
@@ -207,8 +209,9 @@ class EventLog:
         with self._datastore.get_connection(commit=True) as connection:
             cursor = connection.cursor()
             _execute(cursor, "BEGIN IMMEDIATE")
+            locked = LockedLog(self, cursor)
             try:
-                yield LockedLog(self, cursor)
+                yield locked
                 connection.commit()
             except sqlite3.IntegrityError as e:
                 connection.rollback()
@@ -218,6 +221,7 @@ class EventLog:
             except BaseException:
                 connection.rollback()
                 raise
+        self._checkpointer.committed(locked.appended)  # after the commit, outside its errors
 
     def read(
         self,
@@ -437,6 +441,8 @@ class LockedLog:
         self._log = log
         self._cursor = cursor
         self._query = _cursor_query(cursor)
+        self.appended = 0
+        """Events appended under this lock (committed when it is released)."""
 
     def read_streams(
         self, stream_ids: Sequence[UUID], *, after_version: int = 0
@@ -464,7 +470,10 @@ class LockedLog:
         receipt: bytes | None = None,
     ) -> AppendResult:
         """Append inside the lock; committed when the lock is released."""
-        return self._log._append_in(self._cursor, events, idempotency_key, receipt)
+        appended = self._log._append_in(self._cursor, events, idempotency_key, receipt)
+        if not appended.repeated:
+            self.appended += len(appended.positions)
+        return appended
 
 
 def _record(position: int, stream: Any, version: int, tag: str, state: bytes) -> RecordedEvent:
@@ -482,18 +491,25 @@ def _record(position: int, stream: Any, version: int, tag: str, state: bytes) ->
     )
 
 
-def _stamp(event: NewEvent, recorded_at: datetime) -> Pending:
-    return Pending(
-        originator_id=event.stream_id,
-        originator_version=event.version,
-        stored=Stored(
-            recorded_at=recorded_at,
-            actor=event.actor,
-            episode=event.episode,
-            cause=event.cause,
-            data=event.data,
-        ),
-    )
+def _rows(events: Sequence[NewEvent], recorded_at: datetime) -> list[Row]:
+    """The records to insert: what TaggedMapper.to_stored_event makes, without its objects."""
+    return [
+        (
+            e.stream_id.hex,
+            e.version,
+            tag_of(e.data),
+            encode(
+                Stored(
+                    recorded_at=recorded_at,
+                    actor=e.actor,
+                    episode=e.episode,
+                    cause=e.cause,
+                    data=e.data,
+                )
+            ),
+        )
+        for e in events
+    ]
 
 
 def _uuid(value: UUID | str) -> UUID:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final, Literal
+from uuid import UUID
 
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, StoredEvent
 from eventsourcing.sqlite import (
-    SQLiteAggregateRecorder,
+    SQLITE3_DEFAULT_LOCK_TIMEOUT,
     SQLiteApplicationRecorder,
     SQLiteConnection,
     SQLiteConnectionPool,
@@ -15,11 +17,23 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
-__all__ = ["EVENTS_TABLE", "Datastore", "Recorder", "Synchronous"]
+__all__ = ["CONNECTION_PRAGMAS", "EVENTS_TABLE", "Datastore", "Recorder", "Row", "Synchronous"]
 
 Synchronous = Literal["NORMAL", "FULL"]
+Row = tuple[str, int, str, bytes]
+"""One stored record as inserted: stream id (hex), version, topic (the tag), state."""
 EVENTS_TABLE: Final = "stored_events"
+CONNECTION_PRAGMAS: Final = (
+    "PRAGMA cache_size=-65536",
+    # The checkpoint thread (events.checkpoint) copies the WAL back every few thousand
+    # events; should it fall behind, a commit checkpoints itself at ~40 MB of WAL rather
+    # than at SQLite's default 4 MB (fewer, larger copies).
+    "PRAGMA wal_autocheckpoint=10000",
+)
+"""Set on every connection of the log, after `synchronous` (bench/append.py uses them too)."""
 
+_STATEMENT_CACHE: Final = 64
+"""Compiled statements kept per connection (sqlite3's default is 128)."""
 _SIDE_TABLES: Final = (
     # Time index and hash chain: one row per position, written with the event.
     "CREATE TABLE IF NOT EXISTS log_index ("
@@ -40,15 +54,33 @@ class _Pool(SQLiteConnectionPool):
         super().__init__(db_name=db_name, lock_timeout=lock_timeout, pool_size=4)
 
     def _create_connection(self) -> SQLiteConnection:
-        connection = super()._create_connection()
+        # eventsourcing's own version passes `cached_statements=True`, which sqlite3 reads as
+        # a cache of one statement: the write path's few statements took turns evicting each
+        # other and were compiled again every time (a third of a single-fact append).
+        try:
+            raw = sqlite3.connect(
+                database=self.db_name,
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,  # autocommit: transactions are begun explicitly
+                cached_statements=_STATEMENT_CACHE,
+                timeout=self.lock_timeout or SQLITE3_DEFAULT_LOCK_TIMEOUT,
+            )
+        except (sqlite3.Error, TypeError) as e:
+            raise InterfaceError(e) from e
+        if not self.is_sqlite_memory_mode and not self.is_journal_mode_wal:
+            if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                raw.execute("PRAGMA journal_mode=WAL")
+                self.journal_mode_was_changed_to_wal = True
+            self.is_journal_mode_wal = True
+        raw.row_factory = sqlite3.Row
+        connection = SQLiteConnection(sqlite_conn=raw, max_age=self.max_age)
         cursor = connection.cursor()
         # NORMAL in WAL mode loses no committed transaction on a process crash, only on power
         # loss; FULL syncs every commit (the `synchronous = "FULL"` setting).
         cursor.execute(f"PRAGMA synchronous={self.synchronous}")
-        cursor.execute("PRAGMA cache_size=-65536")
-        # Checkpoint the WAL every ~40 MB instead of every 4 MB: fewer, larger copies back
-        # into the database file, which dominated commit time for batched appends.
-        cursor.execute("PRAGMA wal_autocheckpoint=10000")
+        for pragma in CONNECTION_PRAGMAS:
+            cursor.execute(pragma)
         return connection
 
 
@@ -90,16 +122,30 @@ class Recorder(SQLiteApplicationRecorder):
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        """Insert with one executemany and return the positions the rows took.
+        """Insert with one executemany and return the positions the rows took."""
+        return self.insert_rows(
+            c,
+            [
+                (_hex(s.originator_id), s.originator_version, s.topic, s.state)
+                for s in stored_events
+            ],
+        )
+
+    def insert_rows(self, c: SQLiteCursor, rows: Sequence[Row]) -> list[int]:
+        """Insert `(stream hex, version, topic, state)` rows; returns the positions they took.
 
         The caller holds the write lock (BEGIN IMMEDIATE), so SQLite gives the rows the
         rowids after the current maximum, in order; the maximum is checked afterwards.
         """
         c.execute(f"SELECT MAX(rowid) FROM {EVENTS_TABLE}")
         last = c.fetchone()[0] or 0
-        SQLiteAggregateRecorder._insert_events(self, c, stored_events, **kwargs)
+        c.executemany(self.insert_events_statement, rows)
         c.execute(f"SELECT MAX(rowid) FROM {EVENTS_TABLE}")
         end = c.fetchone()[0] or 0
-        if end != last + len(stored_events):
-            raise AssertionError(f"positions {last + 1}..{end} for {len(stored_events)} events")
+        if end != last + len(rows):
+            raise AssertionError(f"positions {last + 1}..{end} for {len(rows)} events")
         return list(range(last + 1, end + 1))
+
+
+def _hex(originator_id: UUID | str) -> str:
+    return originator_id.hex if isinstance(originator_id, UUID) else originator_id

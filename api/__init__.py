@@ -5,6 +5,7 @@ with Memory.open("./mem") as mem:
     mem.assert_fact(subject="Alice", relation="works_at", object="Acme", ...)
 """
 
+from apexmem.backfill import BackfillReport
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -17,7 +18,17 @@ from apexmem.domain.commands import (
     SetDecayRate,
 )
 from apexmem.domain.embedding import Embedder, HashingEmbedder
+from apexmem.domain.extraction import (
+    ExtractedFact,
+    Extraction,
+    Extractor,
+    KnownName,
+    Mention,
+    Utterance,
+)
+from apexmem.domain.heuristic import HeuristicExtractor
 from apexmem.domain.settings import Settings, parse_settings
+from apexmem.domain.summaries import CommunityDraft, ExtractiveSummarizer, Summarizer
 from apexmem.embedders import WordLlamaEmbedder
 from apexmem.events.errors import (
     ApexmemError,
@@ -41,28 +52,41 @@ from apexmem.results import (
     RetractRef,
 )
 from apexmem.similarity import Similar
+from apexmem.upkeep import Assignment, Detection, Placement
 
 __all__ = [
     "AddAlias",
     "AliasRef",
     "ApexmemError",
     "AssertFact",
+    "Assignment",
+    "BackfillReport",
     "Command",
+    "CommunityDraft",
     "ConcurrencyError",
+    "Detection",
     "Embedder",
     "EntityRef",
+    "ExtractedFact",
+    "Extraction",
+    "ExtractiveSummarizer",
+    "Extractor",
     "FactRef",
     "FactView",
     "HashingEmbedder",
+    "HeuristicExtractor",
     "HistoryEntry",
     "IntegrityViolation",
+    "KnownName",
     "MapRelation",
     "Memory",
+    "Mention",
     "MergeEntities",
     "MergeRef",
     "MessageRef",
     "NotFoundError",
     "ObserveEntity",
+    "Placement",
     "PolicyRef",
     "RecordMessage",
     "Result",
@@ -72,6 +96,8 @@ __all__ = [
     "Settings",
     "Similar",
     "Snapshot",
+    "Summarizer",
+    "Utterance",
     "ValidationError",
     "VerifyReport",
     "WordLlamaEmbedder",

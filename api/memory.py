@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 from uuid import UUID
 
+from apexmem.backfill import Backfilling
 from apexmem.config import EVENTS_FILE, READMODELS_FILE, home, load_settings
 from apexmem.domain.commands import (
     AddAlias,
@@ -23,6 +24,7 @@ from apexmem.domain.commands import (
     RetractFact,
     SetDecayRate,
     build,
+    build_many,
 )
 from apexmem.domain.embedding import Embedder
 from apexmem.domain.settings import Settings
@@ -52,6 +54,8 @@ from apexmem.results import (
 )
 from apexmem.similarity import Similar, Similarity
 from apexmem.timetravel import copy_until, read_only_reason
+from apexmem.upkeep import GraphUpkeep
+from apexmem.usage import UsageUpkeep
 from apexmem.view import TimeArg, View, as_time
 from apexmem.writer import Writer
 
@@ -62,7 +66,7 @@ R = TypeVar("R")
 _logger = get_logger()
 
 
-class Memory(View):
+class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
     """A temporal knowledge-graph memory stored in one directory; open with `Memory.open`.
 
     Its queries are those of a `View` of now (see `as_of` for the past).
@@ -78,6 +82,7 @@ class Memory(View):
     ) -> None:
         self.directory = directory
         self.settings = settings
+        self.clock = clock
         self.read_only = read_only_reason(directory)
         """Why writes are refused (a replayed directory), or None."""
         self.log = EventLog(
@@ -167,7 +172,13 @@ class Memory(View):
         self, facts: Iterable[Mapping[str, Any] | AssertFact], *, idempotency_key: str | None = None
     ) -> list[FactRef]:
         """Assert many facts in one atomic append; one result per fact, in order."""
-        commands = [f if isinstance(f, AssertFact) else _indexed(i, f) for i, f in enumerate(facts)]
+        given = list(facts)
+        if all(isinstance(f, Mapping) for f in given):
+            commands = _built(given)  # validated in one msgspec call
+        else:
+            commands = [
+                f if isinstance(f, AssertFact) else _indexed(i, f) for i, f in enumerate(given)
+            ]
         try:
             results = self.execute(commands, idempotency_key=idempotency_key)
         except ValidationError as e:
@@ -448,6 +459,13 @@ def _required(value: TimeArg, field: str = "until") -> datetime:
 
 def _bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def _built(facts: Sequence[Any]) -> list[AssertFact]:
+    try:
+        return build_many(AssertFact, facts)
+    except ValidationError as e:
+        raise ValidationError(f"facts{e.field}", e.value, e.rule) from e
 
 
 def _indexed(index: int, fields: Mapping[str, Any]) -> AssertFact:

@@ -15,6 +15,7 @@ from apexmem.events.timeutil import require_aware
 from apexmem.readmodels import (
     EntityHit,
     EntityRow,
+    EpisodeRow,
     FactHit,
     FactRow,
     MessageHit,
@@ -22,6 +23,7 @@ from apexmem.readmodels import (
     Subgraph,
     all_entities,
     edge_history,
+    episodes_of,
     facts_about,
     facts_of,
     find_entities,
@@ -173,6 +175,22 @@ class View:
                 known_at=self.known_at,
                 limit=self._history_limit if limit is None else limit,
             )
+
+    def episodes_for(self, entity: str, *, entity_type: str | None = None) -> list[EpisodeRow]:
+        """The episodes (conversations) that mentioned the entity, first mentioned first.
+
+        The name is looked up as `entities` does (exact, then prefix). A fact or an entity
+        recorded with `episode=` mentions its entities in that episode, as do the entities a
+        message was found to name; an entity merged into this one brings its episodes.
+        Unknown names give an empty list.
+        """
+        self._ready()
+        with self._store.read() as connection:
+            found = find_entities(
+                connection, entity, known_at=self.known_at, entity_type=entity_type
+            )
+            ids = [m for row in found for m in (row.entity_id, *row.merged)]
+            return episodes_of(connection, ids, known_at=self.known_at) if ids else []
 
     def search_entities(self, query: str, *, limit: int = 20) -> list[EntityHit]:
         """Entities whose names or summary hold every word of `query` (as prefixes), best first."""

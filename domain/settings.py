@@ -86,6 +86,7 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     temporal_decay_rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.0
     community_refresh_interval: _Positive = 100
     lpa_edge_chunk_size: _NonNegative = 10_000
+    community_summary_max_prompt_bytes: _NonNegative = 8_192
     expired_edge_retention_days: _Positive = 90
     max_entities: _NonNegative = 0
     edge_history_limit: _Positive = 100

@@ -3,6 +3,7 @@
 from apexmem.events.base import EDGE_TYPES, Event
 from apexmem.events.catalogue import EVENT_CLASSES, STREAM_KINDS, AnyEvent, tag_of
 from apexmem.events.codec import Stored, decode, encode, register_upcaster
+from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
 from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
 from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
 from apexmem.events.errors import (
@@ -12,6 +13,7 @@ from apexmem.events.errors import (
     NotFoundError,
     ValidationError,
 )
+from apexmem.events.extraction import MessageExtracted
 from apexmem.events.fact import (
     FactArchived,
     FactAsserted,
@@ -38,6 +40,8 @@ __all__ = [
     "AnyEvent",
     "ApexmemError",
     "AppendResult",
+    "CommunityDissolved",
+    "CommunityMemberAssigned",
     "CommunitySummarized",
     "ConcurrencyError",
     "DecayRateSet",
@@ -55,6 +59,7 @@ __all__ = [
     "FactSuperseded",
     "FactsRetrieved",
     "IntegrityViolation",
+    "MessageExtracted",
     "MessageRecorded",
     "NewEvent",
     "NotFoundError",

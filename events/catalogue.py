@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Final
 
 from apexmem.events.base import Event
+from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
 from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
 from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
+from apexmem.events.extraction import MessageExtracted
 from apexmem.events.fact import (
     FactArchived,
     FactAsserted,
@@ -37,11 +39,14 @@ AnyEvent = (
     | EpisodeStarted
     | MessageRecorded
     | EntitiesMentioned
+    | MessageExtracted
     | RelationMapped
     | DecayRateSet
     | FactsRetrieved
     | RetrievalCountsDecayed
     | CommunitySummarized
+    | CommunityDissolved
+    | CommunityMemberAssigned
 )
 """Every event class of catalogue v1."""
 
@@ -49,10 +54,10 @@ STREAM_KINDS: Final[dict[str, tuple[type[Event], ...]]] = {
     "entity": (EntityObserved, EntityMerged, EntityArchived),
     "alias": (AliasClaimed,),
     "fact slot": (FactAsserted, FactReinforced, FactSuperseded, FactRetracted, FactArchived),
-    "episode": (EpisodeStarted, MessageRecorded, EntitiesMentioned),
+    "episode": (EpisodeStarted, MessageRecorded, EntitiesMentioned, MessageExtracted),
     "policy": (RelationMapped, DecayRateSet),
     "usage": (FactsRetrieved, RetrievalCountsDecayed),
-    "community": (CommunitySummarized,),
+    "community": (CommunitySummarized, CommunityDissolved, CommunityMemberAssigned),
 }
 """Which events each kind of stream holds, in catalogue order."""
 
@@ -64,8 +69,15 @@ EVENT_CLASSES: Final[dict[str, type[Event]]] = {
 """Tag (`"fact-asserted.v1"`) to event class."""
 
 
+_TAGS: Final[dict[type, str]] = {cls: tag for tag, cls in EVENT_CLASSES.items()}
+
+
 def tag_of(event: Event) -> str:
     """The versioned tag of an event, which is also its stored topic."""
+    # A dict hit: `__struct_config__` builds a new config object on every access.
+    known = _TAGS.get(type(event))
+    if known is not None:
+        return known
     tag = type(event).__struct_config__.tag
     assert isinstance(tag, str), f"{type(event).__name__} has no tag"
     return tag

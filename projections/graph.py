@@ -18,6 +18,7 @@ import msgspec
 
 from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
 from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
+from apexmem.events.extraction import MessageExtracted
 from apexmem.events.fact import (
     FactArchived,
     FactAsserted,
@@ -26,7 +27,10 @@ from apexmem.events.fact import (
     FactSuperseded,
 )
 from apexmem.events.log import RecordedEvent
-from apexmem.events.policy import FactsRetrieved
+from apexmem.events.policy import DecayRateSet, FactsRetrieved, RetrievalCountsDecayed
+from apexmem.projections.communities import COMMUNITY_PROJECTORS, CommunityChange
+from apexmem.projections.episodes import Linked, entities_mentioned, episode_started, linked
+from apexmem.projections.usage import CountsDecayed, counts_decayed
 
 __all__ = ["Change", "Insert", "Retrieved", "Revise", "Touch", "project"]
 
@@ -65,7 +69,7 @@ class Retrieved(msgspec.Struct, frozen=True, gc=False):
     at: datetime
 
 
-Change = Insert | Touch | Revise | Retrieved
+Change = Insert | Touch | Revise | Retrieved | Linked | CountsDecayed | CommunityChange
 _Projector = Callable[[RecordedEvent, Any], list[Change]]
 
 
@@ -80,7 +84,7 @@ def _entity_observed(event: RecordedEvent, data: EntityObserved) -> list[Change]
         values: dict[str, Any] = {"last_seen": event.recorded_at}
         if data.summary is not None:
             values["summary"] = data.summary
-        return [Touch(data.entity_id, values)]
+        return [Touch(data.entity_id, values), *linked(event, data.entity_id)]
     row = {
         "entity_id": data.entity_id,
         "entity_type": data.entity_type,
@@ -94,7 +98,7 @@ def _entity_observed(event: RecordedEvent, data: EntityObserved) -> list[Change]
         "archived_at": None,
         "position": event.position,
     }
-    return [Insert("entities", row)]
+    return [Insert("entities", row), *linked(event, data.entity_id)]
 
 
 def _entity_merged(event: RecordedEvent, data: EntityMerged) -> list[Change]:
@@ -147,12 +151,17 @@ def _fact_asserted(event: RecordedEvent, data: FactAsserted) -> list[Change]:
     changes.append(Touch(data.subject_id, seen))
     if data.object_id is not None:
         changes.append(Touch(data.object_id, seen))
+    changes += linked(event, data.subject_id, data.object_id)
     return changes
 
 
 def _fact_reinforced(event: RecordedEvent, data: FactReinforced) -> list[Change]:
     values = {"confidence": data.confidence, "observed_at": data.observed_at}
-    return [Revise(data.fact_id, event.recorded_at, event.position, values)]
+    # Observed again in an episode: the fact's entities were mentioned there too.
+    return [
+        Revise(data.fact_id, event.recorded_at, event.position, values),
+        *linked(event, fact=data.fact_id),
+    ]
 
 
 def _fact_superseded(event: RecordedEvent, data: FactSuperseded) -> list[Change]:
@@ -172,13 +181,8 @@ def _fact_archived(event: RecordedEvent, data: FactArchived) -> list[Change]:
 
 
 def _episode_started(event: RecordedEvent, data: EpisodeStarted) -> list[Change]:
-    row = {
-        "episode_id": data.episode_id,
-        "conversation": data.conversation,
-        "started_at": event.recorded_at,
-        "position": event.position,
-    }
-    return [Insert("episodes", row)]
+    # Not an Insert: a fact recorded with this episode may have started it already.
+    return [*episode_started(event, data)]
 
 
 def _message_recorded(event: RecordedEvent, data: MessageRecorded) -> list[Change]:
@@ -196,17 +200,50 @@ def _message_recorded(event: RecordedEvent, data: MessageRecorded) -> list[Chang
 
 
 def _entities_mentioned(event: RecordedEvent, data: EntitiesMentioned) -> list[Change]:
-    return [
+    changes: list[Change] = [
         Insert(
             "mentions",
             {"message_id": data.message_id, "entity_id": e, "recorded_at": event.recorded_at},
         )
         for e in dict.fromkeys(data.entity_ids)
     ]
+    changes += entities_mentioned(event, data)
+    return changes
+
+
+def _message_extracted(event: RecordedEvent, data: MessageExtracted) -> list[Change]:
+    row = {
+        "message_id": data.message_id,
+        "episode_id": event.stream_id,
+        "extractor": data.extractor,
+        "facts": len(data.fact_ids),
+        "flagged": data.flagged,
+        "recorded_at": event.recorded_at,
+        "position": event.position,
+    }
+    return [Insert("extractions", row)]
 
 
 def _facts_retrieved(event: RecordedEvent, data: FactsRetrieved) -> list[Change]:
     return [Retrieved(data.fact_ids, event.recorded_at)]
+
+
+def _counts_decayed(event: RecordedEvent, data: RetrievalCountsDecayed) -> list[Change]:
+    return [*counts_decayed(event, data)]
+
+
+def _decay_rate_set(event: RecordedEvent, data: DecayRateSet) -> list[Change]:
+    row = {
+        "edge_type": data.edge_type,
+        "position": event.position,
+        "rate": data.rate,
+        "set_at": event.recorded_at,
+    }
+    return [Insert("decay_rates", row)]
+
+
+def _community(event: RecordedEvent, data: Any) -> list[Change]:
+    return [*COMMUNITY_PROJECTORS[type(data)](event, data)]
 
 
 _PROJECTORS: Final[dict[type, _Projector]] = {
@@ -222,5 +259,9 @@ _PROJECTORS: Final[dict[type, _Projector]] = {
     EpisodeStarted: _episode_started,
     MessageRecorded: _message_recorded,
     EntitiesMentioned: _entities_mentioned,
+    MessageExtracted: _message_extracted,
     FactsRetrieved: _facts_retrieved,
+    RetrievalCountsDecayed: _counts_decayed,
+    DecayRateSet: _decay_rate_set,
+    **dict.fromkeys(COMMUNITY_PROJECTORS, _community),
 }

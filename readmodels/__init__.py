@@ -1,6 +1,8 @@
 """Read models: the tables projected from the log and the questions they answer."""
 
+from apexmem.readmodels.communities import CommunityMember, CommunityRow, list_communities
 from apexmem.readmodels.entities import all_entities, entity_groups, find_entities, names_of
+from apexmem.readmodels.episodes import EpisodeRow, episodes_of
 from apexmem.readmodels.facts import edge_history, facts_about, facts_of, known, slots_of, valid
 from apexmem.readmodels.rows import (
     EntityHit,
@@ -18,8 +20,11 @@ from apexmem.readmodels.store import ReadModelStore, dump, tracked_position
 from apexmem.readmodels.traverse import traverse_from
 
 __all__ = [
+    "CommunityMember",
+    "CommunityRow",
     "EntityHit",
     "EntityRow",
+    "EpisodeRow",
     "FactHit",
     "FactRow",
     "GraphStats",
@@ -31,11 +36,13 @@ __all__ = [
     "dump",
     "edge_history",
     "entity_groups",
+    "episodes_of",
     "facts_about",
     "facts_of",
     "find_entities",
     "graph_stats",
     "known",
+    "list_communities",
     "names_of",
     "search_entities",
     "search_facts",

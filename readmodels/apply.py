@@ -29,8 +29,12 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.types import NullType
 
+from apexmem.projections.communities import CommunityChange
+from apexmem.projections.episodes import Linked
 from apexmem.projections.graph import Change, Insert, Retrieved, Revise, Touch
+from apexmem.projections.usage import CountsDecayed
 from apexmem.readmodels import fulltext
+from apexmem.readmodels.community_apply import apply_community_changes
 from apexmem.readmodels.recall import retrieval_counts
 from apexmem.readmodels.tables import (
     UtcMicros,
@@ -40,6 +44,7 @@ from apexmem.readmodels.tables import (
     retrievals,
     stored_micros,
 )
+from apexmem.readmodels.usage import apply_decay
 
 __all__ = ["apply_changes"]
 
@@ -58,6 +63,10 @@ class _Batch:
         """Open rows loaded from the database that this batch closes."""
         self.retrieved: dict[UUID, tuple[int, Any]] = {}
         """Fact version -> (times returned by recalls in this batch, the last time)."""
+        self.episodes: dict[UUID, dict[str, Any]] = {}
+        self.links: dict[tuple[UUID, UUID], dict[str, Any]] = {}
+        """The first event of this batch that named each episode, and each (episode, entity)."""
+        self.communities: list[CommunityChange] = []
 
 
 def apply_changes(connection: Connection, changes: Sequence[Change]) -> None:
@@ -69,10 +78,16 @@ def apply_changes(connection: Connection, changes: Sequence[Change]) -> None:
             _insert(batch, change)
         elif isinstance(change, Revise):
             _revise(batch, change)
+        elif isinstance(change, Touch):
+            _touch(batch, change)
         elif isinstance(change, Retrieved):
             _retrieved(batch, change)
+        elif isinstance(change, Linked):
+            _linked(batch, change)
+        elif isinstance(change, CountsDecayed):
+            _decay(connection, batch, change)
         else:
-            _touch(batch, change)
+            batch.communities.append(change)
     _flush(connection, batch)
 
 
@@ -157,6 +172,43 @@ def _retrieved(batch: _Batch, change: Retrieved) -> None:
         batch.retrieved[fact_id] = (count + 1, change.at)
 
 
+def _linked(batch: _Batch, change: Linked) -> None:
+    """Keep the first event that named an episode or linked an entity to it (in log order);
+    the rows are inserted ignoring those already stored, so the first event ever wins."""
+    if change.conversation is not None and change.episode_id not in batch.episodes:
+        batch.episodes[change.episode_id] = {
+            "episode_id": change.episode_id,
+            "conversation": change.conversation,
+            "started_at": change.at,
+            "position": change.position,
+        }
+    entities = change.entity_ids
+    ends = batch.open_facts.get(change.fact_id) if change.fact_id is not None else None
+    if ends is not None:  # loaded rows hold ids as stored (hex), new ones as UUIDs
+        entities += tuple(
+            e if isinstance(e, UUID) else UUID(hex=e)
+            for e in (ends["subject_id"], ends["object_id"])
+            if e is not None
+        )
+    for entity in entities:
+        key = (change.episode_id, entity)
+        if key not in batch.links:
+            batch.links[key] = {
+                "episode_id": change.episode_id,
+                "entity_id": entity,
+                "linked_at": change.at,
+                "position": change.position,
+            }
+
+
+def _decay(connection: Connection, batch: _Batch, change: CountsDecayed) -> None:
+    """A decay pass applies to every retrieval before it: count this batch's first."""
+    if batch.retrieved:
+        _count_retrievals(connection, batch)
+        batch.retrieved.clear()
+    apply_decay(connection, change)
+
+
 def _count_retrievals(connection: Connection, batch: _Batch) -> None:
     """Add this batch's retrievals to the counts (read, then written whole: any backend)."""
     known = retrieval_counts(connection, batch.retrieved)
@@ -184,6 +236,10 @@ _RECOUNT: Final = (
 
 
 def _flush(connection: Connection, batch: _Batch) -> None:
+    if batch.episodes:
+        batch.inserts["episodes"] = list(batch.episodes.values())
+    if batch.links:
+        batch.inserts["episode_entities"] = list(batch.links.values())
     if batch.expired:
         _execute_many(connection, "expire", _expire_statement, batch.expired)
     for name, rows in batch.inserts.items():
@@ -196,6 +252,8 @@ def _flush(connection: Connection, batch: _Batch) -> None:
         _execute_many(connection, columns, partial(_touch_statement, columns), rows)
     if batch.retrieved:
         _count_retrievals(connection, batch)
+    if batch.communities:
+        apply_community_changes(connection, batch.communities)
     summaries = [(e, v["summary"]) for e, v in batch.touched.items() if "summary" in v]
     fulltext.index(
         connection,
@@ -224,9 +282,14 @@ def _expire_statement() -> UpdateBase:
 
 def _insert_statement(connection: Connection, name: str) -> UpdateBase:
     statement: UpdateBase = insert(_TABLES[name])
-    if name == "mentions":  # a message may name the same entity in several events
+    if name in _FIRST_WINS:
         statement = _ignoring_duplicates(connection, name)
     return statement
+
+
+_FIRST_WINS: Final = frozenset({"mentions", "episodes", "episode_entities", "extractions"})
+"""Tables whose rows say "the first event that ...": a later one that says it again is ignored
+(a message may name an entity in several events; every fact of an episode names it again)."""
 
 
 def _touch_statement(columns: tuple[str, ...]) -> UpdateBase:

@@ -28,6 +28,7 @@ from sqlalchemy import (
 )
 
 from apexmem.events.timeutil import from_micros
+from apexmem.readmodels.communities import communities_of as community_members_of
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.facts import rows_statement as facts_statement
 from apexmem.readmodels.fulltext import facts_fts, matches, messages_fts, rank, rarest
@@ -290,13 +291,8 @@ def edge_structure(
 
 
 def communities_of(connection: Connection, ids: Sequence[UUID]) -> dict[UUID, UUID]:
-    """The community of each entity, for the seed cap.
-
-    A hook until communities are projected (the graph-upkeep work): no entity has one yet,
-    so the cap changes nothing.
-    """
-    del connection, ids
-    return {}
+    """The live community of each entity that has one, for the seed cap (see communities)."""
+    return community_members_of(connection, ids)
 
 
 _COUNTS: Final = select(retrievals.c.fact_id, retrievals.c.count).where(

@@ -114,6 +114,8 @@ class GraphStats(msgspec.Struct, frozen=True, kw_only=True):
     episodes: int
     messages: int
     position: int
+    communities: int = 0
+    """Live communities (`detect_communities` finds them)."""
 
 
 class EntityHit(msgspec.Struct, frozen=True, kw_only=True):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, func, select
 
+from apexmem.readmodels.communities import community_count
 from apexmem.readmodels.rows import GraphStats
 from apexmem.readmodels.store import tracked_position
 from apexmem.readmodels.tables import GRAPH, aliases, entities, episodes, facts, messages
@@ -12,7 +13,7 @@ __all__ = ["graph_stats"]
 
 
 def graph_stats(connection: Connection) -> GraphStats:
-    """How many entities, aliases, fact versions and states, current facts and messages."""
+    """Entities, aliases, fact versions and states, current facts, messages, communities."""
 
     def count(statement: object) -> int:
         return int(connection.execute(statement).scalar() or 0)  # type: ignore[call-overload]
@@ -35,4 +36,5 @@ def graph_stats(connection: Connection) -> GraphStats:
         episodes=count(select(func.count()).select_from(episodes)),
         messages=count(select(func.count()).select_from(messages)),
         position=tracked_position(connection, GRAPH),
+        communities=community_count(connection),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -160,6 +161,10 @@ def _engine(path: Path) -> Engine:
         # few hundred milliseconds, and frequent checkpoints copied the same pages back into
         # the database file over and over (about a tenth of a catch-up's time).
         cursor.execute("PRAGMA wal_autocheckpoint=10000")
+        try:
+            cursor.execute("SELECT exp(0)")
+        except sqlite3.OperationalError:  # an SQLite built without its math functions
+            dbapi_connection.create_function("exp", 1, math.exp, deterministic=True)
         cursor.close()
 
     @event.listens_for(engine, "begin")

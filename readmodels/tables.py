@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Dialect,
     Float,
@@ -29,8 +30,13 @@ __all__ = [
     "GRAPH",
     "UtcMicros",
     "aliases",
+    "communities",
+    "community_members",
+    "decay_rates",
     "entities",
+    "episode_entities",
     "episodes",
+    "extractions",
     "facts",
     "mentions",
     "messages",
@@ -38,6 +44,7 @@ __all__ = [
     "retrievals",
     "stored_micros",
     "tracking",
+    "usage_decays",
 ]
 
 _MICROSECOND: Final = timedelta(microseconds=1)
@@ -173,7 +180,20 @@ retrievals = Table(
     Column("count", Float, nullable=False),
     Column("last_retrieved_at", UtcMicros, nullable=False),
 )
-"""How often recalls returned each fact version (A-MEM), from the usage events."""
+"""How often recalls returned each fact version (A-MEM), from the usage events, after the
+decay passes (`usage_decays`): whole numbers, as the reference keeps them."""
+
+usage_decays = Table(
+    "usage_decays",
+    metadata,
+    Column("position", BigInteger, primary_key=True),
+    Column("factor", Float, nullable=False),
+    Column("cutoff", UtcMicros, nullable=False),
+    Column("decayed_at", UtcMicros, nullable=False),
+    Column("decayed", BigInteger, nullable=False),
+)
+"""Every retrieval-count decay pass: its factor, the cutoff (facts last retrieved before it
+decayed), when it ran and how many counts it multiplied."""
 
 mentions = Table(
     "mentions",
@@ -183,3 +203,77 @@ mentions = Table(
     Column("recorded_at", UtcMicros, nullable=False),
     Index("mentions_entity", "entity_id"),
 )
+
+episode_entities = Table(
+    "episode_entities",
+    metadata,
+    Column("episode_id", Uuid, primary_key=True),
+    Column("entity_id", Uuid, primary_key=True),
+    Column("linked_at", UtcMicros, nullable=False),
+    Column("position", BigInteger, nullable=False),
+    Index("episode_entities_entity", "entity_id"),
+)
+"""Which entities each episode (conversation) mentioned: the first event that linked them.
+
+Linked by facts asserted and entities observed with that episode, and by the entities a
+message of it mentioned; linking again changes nothing."""
+
+extractions = Table(
+    "extractions",
+    metadata,
+    Column("message_id", Uuid, primary_key=True),
+    Column("episode_id", Uuid, nullable=False),
+    Column("extractor", Text, nullable=False),
+    Column("facts", BigInteger, nullable=False),
+    Column("flagged", Text),
+    Column("recorded_at", UtcMicros, nullable=False),
+    Column("position", BigInteger, nullable=False),
+)
+"""Messages an extractor has read (the first verdict on each): how many facts came of it, or
+the prompt-injection rule that kept it from being read. A message without a row is pending."""
+
+communities = Table(
+    "communities",
+    metadata,
+    Column("community_id", Uuid, primary_key=True),
+    Column("fingerprint", String(64), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("summarizer", Text, nullable=False),
+    Column("stale", Boolean, nullable=False),
+    Column("formed_at", UtcMicros, nullable=False),
+    Column("formed_position", BigInteger, nullable=False),
+    Column("dissolved_at", UtcMicros),
+    Column("version", BigInteger, nullable=False),
+    Column("position", BigInteger, nullable=False),
+)
+"""Communities detected by label propagation, with their recorded summaries.
+
+`stale`: members were assigned since the summary; `version`: events of the community's
+stream applied; a dissolved community keeps its row with `dissolved_at` set."""
+
+community_members = Table(
+    "community_members",
+    metadata,
+    Column("community_id", Uuid, primary_key=True),
+    Column("entity_id", Uuid, primary_key=True),
+    Column("position", BigInteger, primary_key=True),
+    Column("joined_at", UtcMicros, nullable=False),
+    Column("left_at", UtcMicros),
+    Column("assigned", Boolean, nullable=False),
+    Index("community_members_entity", "entity_id", "left_at"),
+)
+"""Who belongs to which community: one row per joining (by detection, or assigned by a
+neighbour vote), closed by `left_at` when the community is dissolved or formed again
+without the entity."""
+
+decay_rates = Table(
+    "decay_rates",
+    metadata,
+    Column("edge_type", String(16), primary_key=True),
+    Column("position", BigInteger, primary_key=True),
+    Column("rate", Float, nullable=False),
+    Column("set_at", UtcMicros, nullable=False),
+)
+"""Every confidence decay rate (per day) set for an edge type by a policy event, so the rate
+in force at any transaction time can be asked (types never set use the configured default)."""

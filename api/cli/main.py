@@ -10,12 +10,15 @@ from typing import Any, TextIO
 
 import click
 
+from apexmem.cli.backfill import backfill
+from apexmem.cli.graph import communities, decay_rate, episodes
 from apexmem.cli.projection import project, rebuild, stats
 from apexmem.cli.query import entities, facts, traverse
 from apexmem.cli.recall import recall
 from apexmem.cli.serving import mcp_command, serve
 from apexmem.cli.state import State, no_entity
 from apexmem.cli.timetravel import diff, replay
+from apexmem.cli.usage import decay_usage
 from apexmem.config import EVENTS_FILE, SETTINGS_FILE, home
 from apexmem.domain.types import ENTITY_TYPES
 from apexmem.events.errors import ApexmemError, NotFoundError
@@ -277,8 +280,13 @@ def _toml_section(name: str, values: dict[str, Any]) -> list[str]:
 
 
 for _command in (
+    backfill,
+    communities,
+    decay_rate,
+    decay_usage,
     diff,
     entities,
+    episodes,
     facts,
     mcp_command,
     project,

@@ -264,6 +264,7 @@ def stats_table(stats: MemoryStats) -> Table:
         ("current facts", graph.current_facts),
         ("episodes", graph.episodes),
         ("messages", graph.messages),
+        ("communities", graph.communities),
     )
     for name, value in rows:
         table.add_row(name, f"{value:,}")

@@ -1,0 +1,369 @@
+"""Extraction from stored messages on a Memory (`backfill`), every verdict recorded as events.
+
+For each message no extractor has read, oldest first: a message the prompt-injection check
+flags is only marked as read; any other is shown to the extractor with the names the
+memory knows. What it finds is written through the normal write path, a chunk of messages
+at a time: the entities it mentions are observed (created when new), its facts are
+asserted with the message as provenance (episode = the conversation, ref = the message's
+ref, actor = the extractor's name), then the message's episode records which entities it
+mentioned (`entities-mentioned.v1`) and that it was read (`message-extracted.v1`). Replay
+and rebuild apply those events and never call an extractor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+from uuid import UUID
+
+import blake3
+import msgspec
+
+from apexmem.domain.commands import AssertFact, ObserveEntity, build
+from apexmem.domain.extraction import (
+    GENERIC_SPEAKERS,
+    Extraction,
+    Extractor,
+    KnownName,
+    Mention,
+    checked,
+)
+from apexmem.domain.heuristic import HeuristicExtractor
+from apexmem.domain.injection import injection_verdict
+from apexmem.domain.names import MIN_NAME_BYTES, normalize
+from apexmem.domain.settings import Settings
+from apexmem.events.base import Event
+from apexmem.events.episode import EntitiesMentioned
+from apexmem.events.errors import ApexmemError, ConcurrencyError, ValidationError
+from apexmem.events.extraction import MessageExtracted
+from apexmem.events.log import EventLog, NewEvent
+from apexmem.logs import get_logger
+from apexmem.readmodels import ReadModelStore
+from apexmem.readmodels.extraction import (
+    PendingMessage,
+    known_names,
+    pending_count,
+    pending_messages,
+    speakers,
+)
+from apexmem.replay.runner import Progress
+from apexmem.results import EntityRef, FactRef, Result
+
+__all__ = ["BackfillReport", "Backfilling"]
+
+_logger = get_logger()
+_CHUNK: Final = 100
+"""Messages extracted per write (three appends: entities, facts, verdicts)."""
+
+_Key = tuple[str, str]
+"""A mention's identity within a chunk: normalized name and entity type."""
+
+
+class BackfillReport(msgspec.Struct, kw_only=True):
+    """What one backfill did."""
+
+    extractor: str
+    messages: int = 0
+    """Messages read (flagged and failed ones included)."""
+    skipped: int = 0
+    """Messages the prompt-injection check flagged: marked as read, nothing extracted."""
+    failed: int = 0
+    """Messages the extractor failed on, or whose facts were refused: left for the next run."""
+    entities: int = 0
+    """Entity mentions recorded (each entity once per message)."""
+    facts: int = 0
+    """Facts asserted from the messages (reinforcements of known facts included)."""
+    pending: int = 0
+    """Messages still unread afterwards (those past `limit`, and failed ones)."""
+
+
+class _Reading(msgspec.Struct, kw_only=True):
+    """One message of a chunk and what became of it so far."""
+
+    message: PendingMessage
+    flagged: str | None = None
+    extraction: Extraction = Extraction()
+    fact_ids: list[UUID] = []
+
+
+class Backfilling:
+    """`backfill`, mixed into Memory (it brings the attributes)."""
+
+    log: EventLog
+    store: ReadModelStore
+    settings: Settings
+    read_only: str | None
+    _ready: Callable[[], None]
+    execute: Callable[..., list[Result]]
+    extractor: Extractor = HeuristicExtractor()
+    """Reads messages for `backfill`; replace it on an instance (`mem.extractor = ...`) to
+    use a model. Its verdicts are recorded."""
+
+    def backfill(
+        self,
+        limit: int | None = None,
+        extractor: Extractor | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> BackfillReport:
+        """Extract entities and facts from the messages not yet read, oldest first.
+
+        At most `limit` messages (all when None); `extractor` replaces `self.extractor`
+        for this run. Running it again reads nothing new: each message read is marked in
+        the log. `progress(done, total)` is called after each chunk of messages.
+        """
+        if self.read_only is not None:
+            raise ApexmemError(f"this memory is read-only: {self.read_only}")
+        if limit is not None and limit < 0:
+            raise ValidationError("limit", limit, "is negative")
+        chosen = extractor if extractor is not None else self.extractor
+        self._ready()
+        with self.store.read() as connection:
+            total = pending_count(connection)
+            lexicon = _lexicon(known_names(connection), speakers(connection))
+        todo = total if limit is None else min(limit, total)
+        report = BackfillReport(extractor=chosen.name)
+        after = 0
+        while report.messages < todo:
+            with self.store.read() as connection:
+                chunk = pending_messages(
+                    connection, after=after, limit=min(_CHUNK, todo - report.messages)
+                )
+            if not chunk:
+                break
+            after = chunk[-1].position
+            self._backfill_chunk(chosen, chunk, lexicon, report)
+            if progress is not None:
+                progress(report.messages, todo)
+        with self.store.read() as connection:
+            report.pending = pending_count(connection)
+        _logger.info("backfill.done", **msgspec.structs.asdict(report))
+        return report
+
+    def _backfill_chunk(
+        self,
+        extractor: Extractor,
+        chunk: Sequence[PendingMessage],
+        lexicon: dict[str, KnownName],
+        report: BackfillReport,
+    ) -> None:
+        readings = [r for m in chunk if (r := _read(extractor, m, lexicon)) is not None]
+        report.messages += len(chunk)
+        report.failed += len(chunk) - len(readings)
+        ids = self._backfill_observe(extractor.name, readings)
+        done = self._backfill_assert(extractor.name, readings, ids)
+        report.failed += len(readings) - len(done)
+        recorded = self._backfill_record(extractor.name, done, ids)
+        for reading in recorded:
+            report.skipped += reading.flagged is not None
+            report.entities += len(_mentioned(reading, ids))
+            report.facts += len(reading.fact_ids)
+
+    def _backfill_observe(self, actor: str, readings: Sequence[_Reading]) -> dict[_Key, UUID]:
+        """Observe every entity the chunk mentions (created when new); their ids by key."""
+        first: dict[_Key, tuple[Mention, str]] = {}
+        for reading in readings:
+            for mention in reading.extraction.mentions:
+                first.setdefault(_key(mention), (mention, reading.message.conversation))
+        if not first:
+            return {}
+        commands = [
+            build(
+                ObserveEntity,
+                {"name": m.name, "entity_type": m.entity_type, "episode": c, "actor": actor},
+            )
+            for m, c in first.values()
+        ]
+        key = _idempotency_key("observe", [r.message for r in readings], commands)
+        results = self.execute(commands, idempotency_key=key)
+        return {k: _entity(r) for k, r in zip(first, results, strict=True)}
+
+    def _backfill_assert(
+        self, actor: str, readings: Sequence[_Reading], ids: dict[_Key, UUID]
+    ) -> list[_Reading]:
+        """Assert each message's facts (one append for the chunk, else one per message);
+        returns the readings whose facts were all taken."""
+        planned = [(r, _assertions(actor, r, ids)) for r in readings]
+        commands = [c for _, cs in planned for c in cs]
+        if not commands:
+            return list(readings)
+        key = _idempotency_key("assert", [r.message for r in readings], commands)
+        try:
+            results = iter(self.execute(commands, idempotency_key=key))
+        except ConcurrencyError:
+            raise
+        except ApexmemError as e:
+            _logger.info("backfill.chunk_refused", error=str(e), messages=len(readings))
+            return [r for r, cs in planned if self._backfill_one(actor, r, cs)]
+        for reading, assertions in planned:
+            reading.fact_ids = [_fact(next(results)) for _ in assertions]
+        return list(readings)
+
+    def _backfill_one(self, actor: str, reading: _Reading, commands: list[AssertFact]) -> bool:
+        if not commands:
+            return True
+        key = _idempotency_key("assert", [reading.message], commands)
+        try:
+            reading.fact_ids = [_fact(r) for r in self.execute(commands, idempotency_key=key)]
+        except ConcurrencyError:
+            raise
+        except ApexmemError as e:
+            _logger.warning(
+                "backfill.message_refused", message_id=str(reading.message.message_id), error=str(e)
+            )
+            return False
+        return True
+
+    def _backfill_record(
+        self, actor: str, readings: Sequence[_Reading], ids: dict[_Key, UUID]
+    ) -> list[_Reading]:
+        """Append each message's mentions and verdict to its episode, under the log's lock;
+        returns the readings recorded (not those another backfill recorded first)."""
+        streams = list(dict.fromkeys(r.message.episode_id for r in readings))
+        recorded: list[_Reading] = []
+        with self.log.locked() as locked:
+            found = locked.read_streams(streams)
+            versions = {s: found[s][-1].version if found.get(s) else 0 for s in streams}
+            read = {
+                e.data.message_id
+                for events in found.values()
+                for e in events
+                if isinstance(e.data, MessageExtracted)
+            }
+            events: list[NewEvent] = []
+            for reading in readings:
+                if reading.message.message_id in read:
+                    continue
+                recorded.append(reading)
+                for data in _verdict(actor, reading, ids):
+                    stream = reading.message.episode_id
+                    versions[stream] += 1
+                    events.append(
+                        NewEvent(
+                            stream_id=stream,
+                            version=versions[stream],
+                            data=data,
+                            actor=actor,
+                            episode=reading.message.conversation,
+                        )
+                    )
+            if events:
+                locked.append(events)
+        self._ready()
+        return recorded
+
+
+def _read(
+    extractor: Extractor, message: PendingMessage, lexicon: dict[str, KnownName]
+) -> _Reading | None:
+    """Check and extract one message; None when the extractor failed on it."""
+    flagged = injection_verdict(message.text)
+    if flagged is not None:
+        _logger.info("backfill.flagged", message_id=str(message.message_id), rule=flagged)
+        return _Reading(message=message, flagged=flagged)
+    try:
+        found = extractor.extract(message.utterance(), lexicon)
+    except Exception as e:  # a plug-in's failure leaves the message for the next run
+        _logger.warning(
+            "backfill.extractor_failed",
+            extractor=extractor.name,
+            message_id=str(message.message_id),
+            error=repr(e),
+        )
+        return None
+    kept = checked(found)
+    if kept.dropped:
+        _logger.info(
+            "backfill.dropped", message_id=str(message.message_id), dropped=list(kept.dropped)
+        )
+    for mention in kept.extraction.mentions:  # later messages know the names found so far
+        lexicon.setdefault(normalize(mention.name), KnownName(mention.name, mention.entity_type))
+    return _Reading(message=message, extraction=kept.extraction)
+
+
+def _lexicon(known: dict[str, KnownName], talking: Sequence[str]) -> dict[str, KnownName]:
+    """The names known, with every speaker a person (speakers are people, not concepts)."""
+    lexicon = dict(known)
+    for speaker in talking:
+        key = normalize(speaker)
+        if key in GENERIC_SPEAKERS or len(key.encode()) < MIN_NAME_BYTES:
+            continue
+        if key not in lexicon or lexicon[key].entity_type != "person":
+            lexicon[key] = KnownName(speaker, "person")
+    return lexicon
+
+
+def _assertions(actor: str, reading: _Reading, ids: dict[_Key, UUID]) -> list[AssertFact]:
+    """The message's facts as assertions, once per (subject, relation, object, edge type)."""
+    message = reading.message
+    seen: set[tuple[UUID, str, UUID, str]] = set()
+    commands = []
+    for fact in reading.extraction.facts:
+        subject, target = ids[_key(fact.subject)], ids[_key(fact.object)]
+        identity = (subject, fact.relation, target, fact.edge_type)
+        if subject == target or identity in seen:  # two names of one entity
+            continue
+        seen.add(identity)
+        fields: dict[str, Any] = {
+            "subject": fact.subject.name,
+            "subject_type": fact.subject.entity_type,
+            "relation": fact.relation,
+            "object": fact.object.name,
+            "object_type": fact.object.entity_type,
+            "edge_type": fact.edge_type,
+            "fact": fact.fact,
+            "confidence": fact.confidence,
+            "valid_from": message.at,
+            "observed_at": message.at,
+            "episode": message.conversation,
+            "ref": message.ref or f"message:{message.message_id}",
+            "actor": actor,
+        }
+        commands.append(build(AssertFact, fields))
+    return commands
+
+
+def _verdict(actor: str, reading: _Reading, ids: dict[_Key, UUID]) -> list[Event]:
+    message_id = reading.message.message_id
+    events: list[Event] = []
+    mentioned = _mentioned(reading, ids)
+    if mentioned:
+        events.append(EntitiesMentioned(message_id=message_id, entity_ids=mentioned))
+    events.append(
+        MessageExtracted(
+            message_id=message_id,
+            extractor=actor,
+            fact_ids=list(dict.fromkeys(reading.fact_ids)),
+            flagged=reading.flagged,
+        )
+    )
+    return events
+
+
+def _mentioned(reading: _Reading, ids: dict[_Key, UUID]) -> list[UUID]:
+    return list(dict.fromkeys(ids[_key(m)] for m in reading.extraction.mentions))
+
+
+def _key(mention: Mention) -> _Key:
+    return normalize(mention.name), mention.entity_type
+
+
+def _idempotency_key(
+    step: str, messages: Sequence[PendingMessage], commands: Sequence[AssertFact | ObserveEntity]
+) -> str:
+    """The same commands for the same messages ask the same key: a run cut short between two
+    of its appends, run again, writes nothing twice (and different commands never reuse the
+    results of others)."""
+    hasher = blake3.blake3(b"".join(m.message_id.bytes for m in messages))
+    hasher.update(msgspec.json.encode(commands))
+    return f"apexmem:backfill:{step}:{hasher.hexdigest()[:40]}"
+
+
+def _entity(result: Result) -> UUID:
+    assert isinstance(result, EntityRef)
+    return result.entity_id
+
+
+def _fact(result: Result) -> UUID:
+    assert isinstance(result, FactRef)
+    return result.fact_id

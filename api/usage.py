@@ -1,0 +1,122 @@
+"""A-MEM usage on a Memory: retrieval counts, and their decay passes recorded as events.
+
+Recalls record which facts they returned (`facts-retrieved.v1`), which count up each
+fact's retrievals. A decay pass multiplies by `link_weight_decay_lambda` (0.95) the counts
+of facts not retrieved within `link_weight_decay_interval_secs` (a day), at most once per
+interval. Each pass is a `retrieval-counts-decayed.v1` event on the usage stream carrying
+its factor and cutoff, so a rebuild applies the same passes at the same points of the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from uuid import UUID
+
+import msgspec
+
+from apexmem.domain.identities import USAGE_ID
+from apexmem.domain.settings import Settings
+from apexmem.events.errors import ApexmemError
+from apexmem.events.log import EventLog, NewEvent
+from apexmem.events.policy import RetrievalCountsDecayed
+from apexmem.logs import get_logger
+from apexmem.readmodels import ReadModelStore
+from apexmem.readmodels.recall import retrieval_counts
+from apexmem.readmodels.usage import usage_decays_of
+
+__all__ = ["UsageDecay", "UsageUpkeep"]
+
+_logger = get_logger()
+
+
+class UsageDecay(msgspec.Struct, frozen=True, kw_only=True):
+    """What one `decay_usage` did, or why it did nothing."""
+
+    ran: bool
+    """False when the last pass is less than an interval old (and `force` was not given)."""
+    factor: float
+    cutoff: datetime
+    """Counts of facts last retrieved before this moment decay (now minus the interval)."""
+    decayed: int
+    """Retrieval counts multiplied by the pass (0 when it did not run)."""
+    position: int
+    """The pass's log position (0 when it did not run)."""
+    previous: datetime | None
+    """When the pass before it ran, if one did."""
+    next_due: datetime
+    """When the next pass is due (one interval after the latest pass)."""
+
+
+class UsageUpkeep:
+    """Retrieval counts and their decay passes, mixed into Memory (it brings the attributes)."""
+
+    log: EventLog
+    store: ReadModelStore
+    settings: Settings
+    read_only: str | None
+    clock: Callable[[], datetime]
+    _ready: Callable[[], None]
+    _record_usage: Callable[[], None]
+
+    def decay_usage(self, *, force: bool = False, actor: str | None = None) -> UsageDecay:
+        """Decay the retrieval counts of facts not retrieved within the interval (A-MEM).
+
+        Each count of a fact last retrieved more than `link_weight_decay_interval_secs` ago
+        is multiplied by `link_weight_decay_lambda` and truncated, as the reference does;
+        counts of 0 stay 0. A pass runs at most once per interval unless `force`; pending
+        usage is recorded first, so the pass sees every recall made before it.
+        """
+        if self.read_only is not None:
+            raise ApexmemError(f"this memory is read-only: {self.read_only}")
+        linking = self.settings.memory.graph.note_linking
+        factor = linking.link_weight_decay_lambda
+        interval = timedelta(seconds=linking.link_weight_decay_interval_secs)
+        self._record_usage()
+        with self.log.locked() as locked:
+            passes = locked.read_stream(USAGE_ID)
+            previous = passes[-1].recorded_at if passes else None
+            now = self.clock()
+            cutoff = now - interval
+            if previous is not None and previous > cutoff and not force:
+                return _not_due(factor, cutoff, previous, previous + interval)
+            data = RetrievalCountsDecayed(factor=factor, cutoff=cutoff)
+            version = passes[-1].version + 1 if passes else 1
+            event = NewEvent(stream_id=USAGE_ID, version=version, data=data, actor=actor)
+            [position] = locked.append([event]).positions
+        self._ready()
+        with self.store.read() as connection:
+            [row] = usage_decays_of(connection, at=position)
+        done = UsageDecay(
+            ran=True,
+            factor=factor,
+            cutoff=cutoff,
+            decayed=row.decayed,
+            position=position,
+            previous=previous,
+            next_due=row.decayed_at + interval,
+        )
+        _logger.info("usage.decayed", **msgspec.structs.asdict(done))
+        return done
+
+    def retrieval_counts(self, fact_ids: Iterable[UUID | str]) -> dict[UUID, float]:
+        """How often recalls returned each of these fact versions, after the decay passes
+        (facts never returned are left out). Usage held for a batch is recorded first."""
+        ids = [f if isinstance(f, UUID) else UUID(f) for f in fact_ids]
+        if self.read_only is None:
+            self._record_usage()
+        self._ready()
+        with self.store.read() as connection:
+            return retrieval_counts(connection, ids)
+
+
+def _not_due(factor: float, cutoff: datetime, previous: datetime, due: datetime) -> UsageDecay:
+    return UsageDecay(
+        ran=False,
+        factor=factor,
+        cutoff=cutoff,
+        decayed=0,
+        position=0,
+        previous=previous,
+        next_due=due,
+    )

@@ -1,0 +1,189 @@
+"""Extraction from messages: what an extractor is shown, what it answers, and the `Extractor` port.
+
+An extractor reads one message and names the entities it mentions and the facts it states.
+It may be slow or wrong (a model), so whatever it says is checked here and recorded as
+events at the edge: replay and rebuild apply the record and never ask it again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Final, Protocol
+from uuid import UUID
+
+import msgspec
+
+from apexmem.domain.names import (
+    MIN_NAME_BYTES,
+    clean_sentence,
+    cut_utf8,
+    display_name,
+    normalize,
+    normalize_relation,
+)
+from apexmem.domain.types import parse_edge_type, resolve_entity_type
+from apexmem.events.base import MAX_FACT_BYTES
+from apexmem.events.errors import ValidationError
+
+__all__ = [
+    "GENERIC_SPEAKERS",
+    "MAX_FACTS_PER_MESSAGE",
+    "MAX_MENTIONS_PER_MESSAGE",
+    "Checked",
+    "ExtractedFact",
+    "Extraction",
+    "Extractor",
+    "KnownName",
+    "Mention",
+    "Utterance",
+    "checked",
+]
+
+MAX_MENTIONS_PER_MESSAGE: Final = 10
+"""Entities kept from one message (the reference's `max_entities_per_message`)."""
+MAX_FACTS_PER_MESSAGE: Final = 15
+"""Facts kept from one message (the reference's `max_edges_per_message`)."""
+GENERIC_SPEAKERS: Final = frozenset(
+    {"user", "assistant", "system", "human", "bot", "agent", "model", "tool", "me", "you"}
+)
+"""Speaker roles that name no one: never made person entities."""
+
+
+class Utterance(msgspec.Struct, frozen=True, kw_only=True):
+    """A stored message as an extractor sees it."""
+
+    message_id: UUID
+    conversation: str
+    speaker: str
+    text: str
+    at: datetime
+    ref: str | None = None
+
+
+class KnownName(msgspec.Struct, frozen=True):
+    """An entity the memory already knows under some name: its display name and type."""
+
+    name: str
+    entity_type: str
+
+
+class Mention(msgspec.Struct, frozen=True):
+    """An entity named in a message (created if the memory does not know it)."""
+
+    name: str
+    entity_type: str = "concept"
+
+
+class ExtractedFact(msgspec.Struct, frozen=True, kw_only=True):
+    """A fact a message states between two entities it mentions."""
+
+    subject: Mention
+    relation: str
+    object: Mention
+    edge_type: str = "semantic"
+    confidence: float = 0.8
+    fact: str | None = None
+    """The sentence; None lets the memory write `subject relation object`."""
+
+
+class Extraction(msgspec.Struct, frozen=True):
+    """What an extractor found in one message."""
+
+    mentions: tuple[Mention, ...] = ()
+    facts: tuple[ExtractedFact, ...] = ()
+
+
+class Extractor(Protocol):
+    """Turns a message into entity mentions and facts; its `name` is recorded with each verdict."""
+
+    @property
+    def name(self) -> str:
+        """Which extractor (and version) read a message, e.g. `heuristic.v1`."""
+        ...
+
+    def extract(self, message: Utterance, known: Mapping[str, KnownName]) -> Extraction:
+        """The entities and facts of `message`.
+
+        `known` maps every name the memory knows (normalized: trimmed, lowercase) to its
+        entity, so an extractor can recognize names however they are written.
+        """
+        ...
+
+
+class Checked(msgspec.Struct, frozen=True):
+    """An extraction cut to what the memory accepts, and what was dropped from it, and why."""
+
+    extraction: Extraction
+    dropped: tuple[str, ...] = ()
+
+
+def checked(extraction: Extraction) -> Checked:
+    """Keep the valid mentions (distinct, at most 10) and facts (at most 15) of an extraction.
+
+    A name shorter than 3 bytes once normalized, a relation or edge type the memory refuses,
+    a non-finite confidence and a fact from an entity to itself are dropped with a reason;
+    confidences are clamped to [0, 1]. A fact's ends count as mentions.
+    """
+    dropped: list[str] = []
+    mentions: dict[tuple[str, str], Mention] = {}
+    for mention in extraction.mentions:
+        if (kept := _mention(mention, dropped)) is not None:
+            mentions.setdefault(_key(kept), kept)
+    facts: list[ExtractedFact] = []
+    for fact in extraction.facts:
+        if (kept_fact := _fact(fact, dropped)) is not None:
+            facts.append(kept_fact)
+            for end in (kept_fact.subject, kept_fact.object):
+                mentions.setdefault(_key(end), end)
+    if len(mentions) > MAX_MENTIONS_PER_MESSAGE:
+        dropped.append(f"{len(mentions) - MAX_MENTIONS_PER_MESSAGE} mentions past the limit")
+    chosen = dict(list(mentions.items())[:MAX_MENTIONS_PER_MESSAGE])
+    within = [f for f in facts if _key(f.subject) in chosen and _key(f.object) in chosen]
+    if len(within) > MAX_FACTS_PER_MESSAGE:
+        dropped.append(f"{len(within) - MAX_FACTS_PER_MESSAGE} facts past the limit")
+    if len(within) < len(facts):
+        dropped.append(f"{len(facts) - len(within)} facts about mentions past the limit")
+    return Checked(
+        Extraction(tuple(chosen.values()), tuple(within[:MAX_FACTS_PER_MESSAGE])), tuple(dropped)
+    )
+
+
+def _key(mention: Mention) -> tuple[str, str]:
+    return normalize(mention.name), mention.entity_type
+
+
+def _mention(mention: Mention, dropped: list[str]) -> Mention | None:
+    name = display_name(mention.name)
+    if len(normalize(name).encode()) < MIN_NAME_BYTES:
+        dropped.append(f"name {mention.name!r}: shorter than {MIN_NAME_BYTES} bytes")
+        return None
+    return Mention(name, resolve_entity_type(mention.entity_type)[0])
+
+
+def _fact(fact: ExtractedFact, dropped: list[str]) -> ExtractedFact | None:
+    subject = _mention(fact.subject, dropped)
+    target = _mention(fact.object, dropped)
+    if subject is None or target is None:
+        return None
+    if _key(subject) == _key(target):
+        dropped.append(f"fact {fact.relation!r}: from {subject.name!r} to itself")
+        return None
+    if not math.isfinite(fact.confidence):
+        dropped.append(f"fact {fact.relation!r}: confidence {fact.confidence} is not finite")
+        return None
+    try:
+        relation = normalize_relation("relation", fact.relation)
+        edge_type = parse_edge_type(fact.edge_type)
+    except ValidationError as e:
+        dropped.append(f"fact {fact.relation!r}: {e}")
+        return None
+    return ExtractedFact(
+        subject=subject,
+        relation=relation,
+        object=target,
+        edge_type=edge_type,
+        confidence=min(1.0, max(0.0, fact.confidence)),
+        fact=cut_utf8(clean_sentence(fact.fact), MAX_FACT_BYTES) if fact.fact else None,
+    )

@@ -1,0 +1,63 @@
+"""The episode projector: one episode per conversation, and the entities it mentioned (pure).
+
+An episode exists from the first event that names its conversation: the first message, or
+a fact or entity recorded with that `episode`. Its id is the episode stream's,
+`uuid5(NS, "episode/{conversation}")`, whichever event came first, so ensuring it again
+changes nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+import msgspec
+
+from apexmem.domain.identities import episode_id
+from apexmem.events.episode import EntitiesMentioned, EpisodeStarted
+from apexmem.events.log import RecordedEvent
+
+__all__ = ["Linked", "entities_mentioned", "episode_started", "linked"]
+
+
+class Linked(msgspec.Struct, frozen=True, gc=False):
+    """An episode was heard of (conversation known), and these entities were mentioned in it."""
+
+    episode_id: UUID
+    conversation: str | None
+    """None when the event does not say (the episode's own stream already started it)."""
+    entity_ids: tuple[UUID, ...]
+    at: datetime
+    position: int
+    fact_id: UUID | None = None
+    """Also the entities at both ends of this fact version (a reinforcement names no entity
+    itself; the read model knows the version's ends)."""
+
+
+def linked(
+    event: RecordedEvent, *entity_ids: UUID | None, fact: UUID | None = None
+) -> list[Linked]:
+    """The link an event recorded with an `episode` makes to the entities it names; else none."""
+    if event.episode is None:
+        return []
+    return [
+        Linked(
+            episode_id(event.episode),
+            event.episode,
+            tuple(e for e in entity_ids if e is not None),
+            event.recorded_at,
+            event.position,
+            fact,
+        )
+    ]
+
+
+def episode_started(event: RecordedEvent, data: EpisodeStarted) -> list[Linked]:
+    """The episode's own stream started: its conversation is known from here."""
+    return [Linked(event.stream_id, data.conversation, (), event.recorded_at, event.position)]
+
+
+def entities_mentioned(event: RecordedEvent, data: EntitiesMentioned) -> list[Linked]:
+    """Entities a message of the episode mentioned."""
+    entities = tuple(dict.fromkeys(data.entity_ids))
+    return [Linked(event.stream_id, None, entities, event.recorded_at, event.position)]

@@ -1,0 +1,83 @@
+"""The projection stage: catch-up from an empty read model without and with embeddings, the
+FAISS index, a full rebuild, and the bytes on disk, in one process (as `apexmem project`).
+
+The graph projection (entities, facts on both time axes, full text) catches up first,
+timed alone: that is the catch-up without embeddings. The vectors projection (WordLlama,
+every distinct text embedded once) follows, then the FAISS index is built; the three
+together are the catch-up with embeddings. The rebuild drops both read models and projects
+the log again (the embedding cache in the read model is kept, so nothing is re-embedded).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from progress import Advance, finished_stages, peak_rss_bytes, stage
+
+from apexmem import Memory, Settings
+from apexmem.replay.runner import CatchUp
+
+__all__ = ["disk_bytes", "project"]
+
+
+def project(directory: Path, settings: Settings, size: int) -> dict[str, Any]:
+    """Project the log in `directory` from zero, build the index, rebuild; timings and sizes."""
+    with Memory.open(directory, settings=settings) as memory:
+        similarity = memory.similarity
+        assert similarity is not None, "the suite projects with vectors enabled"
+        target = memory.log.last_position()
+        graph, graph_s = _staged("project: graph", target, size, memory.runner.catch_up)
+        vectors, vectors_s = _staged("project: vectors", target, size, similarity.runner.catch_up)
+        with stage("project: FAISS index", None, size=size):
+            started = time.perf_counter()
+            similarity.index.sync()
+            faiss_s = time.perf_counter() - started
+        stats = memory.stats()
+        after_catch_up = peak_rss_bytes()
+        rebuilt, rebuild_s = _staged("rebuild (graph + vectors)", target, size, memory.rebuild)
+        with stage("rebuild: FAISS index", None, size=size):
+            started = time.perf_counter()
+            similarity.index.sync()
+            rebuild_s += time.perf_counter() - started
+    with_embeddings = graph_s + vectors_s + faiss_s
+    return {
+        "events": target,
+        "graph": _rate(graph, graph_s),
+        "vectors": _rate(vectors, vectors_s),
+        "faiss_index_s": faiss_s,
+        "with_embeddings": {"seconds": with_embeddings, "events_per_s": target / with_embeddings},
+        "rebuild": _rate(rebuilt, rebuild_s),
+        "graph_counts": msgspec.to_builtins(stats.graph),
+        "peak_rss_bytes_catch_up": after_catch_up,
+        "peak_rss_bytes": peak_rss_bytes(),
+        "stages": finished_stages(),
+    }
+
+
+def _staged(
+    label: str, target: int, size: int, run: Callable[..., CatchUp]
+) -> tuple[CatchUp, float]:
+    with stage(label, target, size=size) as advance:
+        started = time.perf_counter()
+        done = run(progress=_reached(advance))
+        return done, time.perf_counter() - started
+
+
+def _reached(advance: Advance) -> Callable[[int, int], None]:
+    return lambda position, _target: advance(position)
+
+
+def _rate(done: CatchUp, seconds: float) -> dict[str, Any]:
+    return {"events": done.events, "seconds": seconds, "events_per_s": done.events / seconds}
+
+
+def disk_bytes(directory: Path) -> dict[str, int]:
+    """Bytes on disk of the log (events.db and its WAL) and of the read models (readmodels.db,
+    its WAL, the FAISS index file), apart."""
+    files = [p for p in directory.iterdir() if p.is_file()]
+    log = sum(p.stat().st_size for p in files if p.name.startswith("events.db"))
+    return {"log": log, "readmodels": sum(p.stat().st_size for p in files) - log}

@@ -7,12 +7,12 @@ while holding the memory's lock (a `Memory` serves one call at a time).
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, TypeVar
 
 import blake3
 import msgspec
 
-from apexmem.domain.commands import AddAlias, RecordMessage, RetractFact, build
+from apexmem.domain.commands import AddAlias, Command, RecordMessage, RetractFact, build
 from apexmem.events.errors import ValidationError
 from apexmem.memory import Memory
 from apexmem.readmodels.rows import Subgraph
@@ -48,6 +48,8 @@ __all__ = [
     "traverse",
 ]
 
+R = TypeVar("R")
+
 _KEY: Final = re.compile(r"[\x21-\x7e]{1,255}")
 """An Idempotency-Key: 1 to 255 visible ASCII characters (a UUID, say)."""
 
@@ -78,28 +80,32 @@ def remember(memory: Memory, request: FactsIn, *, key: str | None = None) -> Fac
 
 def record_message(memory: Memory, request: MessageIn, *, key: str | None = None) -> MessageRef:
     """Store one message verbatim."""
-    command = build(RecordMessage, msgspec.structs.asdict(request))
-    scoped = idempotency_key("messages", key, request)
-    [result] = memory.execute([command], idempotency_key=scoped)
-    assert isinstance(result, MessageRef)
-    return result
+    return _one(memory, "messages", RecordMessage, request, key=key, answer=MessageRef)
 
 
 def add_alias(memory: Memory, request: AliasIn, *, key: str | None = None) -> AliasRef:
     """Claim another name for an entity."""
-    command = build(AddAlias, msgspec.structs.asdict(request))
-    scoped = idempotency_key("aliases", key, request)
-    [result] = memory.execute([command], idempotency_key=scoped)
-    assert isinstance(result, AliasRef)
-    return result
+    return _one(memory, "aliases", AddAlias, request, key=key, answer=AliasRef)
 
 
 def retract(memory: Memory, request: RetractIn, *, key: str | None = None) -> RetractRef:
     """End or withdraw one fact version."""
-    command = build(RetractFact, msgspec.structs.asdict(request))
-    scoped = idempotency_key("retractions", key, request)
-    [result] = memory.execute([command], idempotency_key=scoped)
-    assert isinstance(result, RetractRef)
+    return _one(memory, "retractions", RetractFact, request, key=key, answer=RetractRef)
+
+
+def _one(
+    memory: Memory,
+    operation: str,
+    kind: type[Command],
+    request: msgspec.Struct,
+    *,
+    key: str | None,
+    answer: type[R],
+) -> R:
+    """Run the request as one command of `kind`, idempotent under `key`; its result."""
+    command = build(kind, msgspec.structs.asdict(request))
+    [result] = memory.execute([command], idempotency_key=idempotency_key(operation, key, request))
+    assert isinstance(result, answer)
     return result
 
 

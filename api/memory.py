@@ -387,9 +387,10 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
 
     def _ready(self) -> None:
         if self.settings.memory.projection.inline:
-            self.runner.catch_up()
+            target = self.log.last_position()  # read once for both projections
+            self.runner.catch_up(until=target)
             if self.similarity is not None:
-                self.similarity.catch_up()
+                self.similarity.catch_up(until=target)
 
     # Audit -------------------------------------------------------------------------------
 

@@ -63,9 +63,9 @@ class Similarity:
         self._store = store
         self._forget_other_models()
 
-    def catch_up(self) -> CatchUp:
-        """Embed every event the vectors projection has not seen yet."""
-        return self.runner.catch_up()
+    def catch_up(self, *, until: int | None = None) -> CatchUp:
+        """Embed every event up to `until` (the end of the log) the projection has not seen."""
+        return self.runner.catch_up(until=until)
 
     def reset(self, connection: Connection) -> None:
         """Drop the items and their position inside the caller's transaction (the cache stays)."""

@@ -141,7 +141,7 @@ def _assert(context: Context, command: AssertFact) -> Result:
         subject_id=subject.entity_id,
         object_id=object_id,
         outcome=decision.outcome,
-        supersedes=getattr(decision.events[-1], "supersedes", None),
+        supersedes=decision.supersedes,
     )
 
 

@@ -60,6 +60,12 @@ class FactVersion(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     standing: Standing = "believed"
     supersedes: UUID | None = None
     superseded_by: UUID | None = None
+    object_id: UUID | None = None
+    value: str | None = None
+    fact: str = ""
+    restarts: tuple[datetime, ...] = ()
+    """Later starts claimed by reinforcements, ascending: where the object was seen to hold
+    again, which a different object asserted before them must end at."""
 
     def valid_at(self, when: datetime) -> bool:
         """valid_from <= when < valid_until, for a believed version."""

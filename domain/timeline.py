@@ -5,6 +5,12 @@ matches the version valid at its valid_from reinforces it; a different object cl
 version at valid_from (superseding it) unless the conflict strategy keeps the old one; an
 assertion earlier than later versions becomes a closed, historical version that ends
 where the next one starts.
+
+A reinforcement that claims a later start than its version's is remembered as a restart:
+the object was seen to hold from there. A different object asserted between the version's
+start and a restart therefore ends at the restart, and the old object resumes there as a new
+version (a continuation) with the restarts after it, so that at every valid time the slot
+says what the assertion with the latest start at or before it said.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     events: list[Event]
     fact_id: UUID
     outcome: Outcome | Literal["reinforced"]
+    supersedes: UUID | None = None
 
 
 def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> Decision:
@@ -73,10 +80,53 @@ def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> D
             outcome="alternative",
         )
     new_id = fact_id(proposal.slot_id, state.version + 2)
+    restarts = [t for t in container.restarts if t > start and _before_end(t, container)]
+    if restarts:
+        end = min(end, restarts[0]) if end is not None else restarts[0]
     close = FactSuperseded(fact_id=container.fact_id, superseded_by=new_id, valid_until=start)
     outcome = "superseded" if end is None else "historical"
     asserted = _asserted(proposal, new_id, end, outcome, supersedes=container.fact_id)
-    return Decision(events=[close, asserted], fact_id=new_id, outcome=outcome)
+    events: list[Event] = [close, asserted]
+    if restarts:
+        events += _continuation(container, proposal, state.version + 3, restarts)
+    return Decision(events=events, fact_id=new_id, outcome=outcome, supersedes=container.fact_id)
+
+
+def _before_end(when: datetime, version: FactVersion) -> bool:
+    return version.valid_until is None or when < version.valid_until
+
+
+def _continuation(
+    container: FactVersion, proposal: Proposal, number: int, restarts: list[datetime]
+) -> list[Event]:
+    """The container's object again from its first restart after the new version to its old
+    end, with the restarts after that one: the events numbered `number` on."""
+    resumed = fact_id(proposal.slot_id, number)
+    outcome: Outcome = "created" if container.valid_until is None else "historical"
+    again = FactAsserted(
+        fact_id=resumed,
+        subject_id=proposal.subject_id,
+        relation=proposal.relation,
+        object_id=container.object_id,
+        value=container.value,
+        edge_type=proposal.edge_type,
+        fact=container.fact,
+        confidence=container.confidence,
+        valid_from=restarts[0],
+        valid_until=container.valid_until,
+        observed_at=container.observed_at,
+        outcome=outcome,
+    )
+    later = [
+        FactReinforced(
+            fact_id=resumed,
+            confidence=container.confidence,
+            observed_at=container.observed_at,
+            valid_from=when,
+        )
+        for when in restarts[1:]
+    ]
+    return [again, *later]
 
 
 def _around(state: SlotState, start: datetime) -> tuple[FactVersion | None, datetime | None]:
@@ -95,11 +145,13 @@ def _around(state: SlotState, start: datetime) -> tuple[FactVersion | None, date
 
 
 def _reinforce(version: FactVersion, proposal: Proposal) -> Decision:
+    later = proposal.valid_from > version.valid_from
     event = FactReinforced(
         fact_id=version.fact_id,
         confidence=max(version.confidence, proposal.confidence),
         observed_at=max(version.observed_at, proposal.observed_at),
         ref=proposal.ref,
+        valid_from=proposal.valid_from if later else None,
     )
     return Decision(events=[event], fact_id=version.fact_id, outcome="reinforced")
 

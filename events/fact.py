@@ -45,12 +45,18 @@ class FactAsserted(Event, frozen=True, kw_only=True, tag="fact-asserted.v1"):
 
 
 class FactReinforced(Event, frozen=True, kw_only=True, tag="fact-reinforced.v1"):
-    """The same fact was observed again: confidence is the max of both, decay restarts."""
+    """The same fact was observed again: confidence is the max of both, decay restarts.
+
+    `valid_from` is the start this observation claimed when it is later than the version's
+    own: the version still starts where it did, but the slot remembers that the object held
+    from there, so a different object asserted between the two starts later ends there.
+    """
 
     fact_id: UUID
     confidence: Probability
     observed_at: UtcDateTime
     ref: str | None = None
+    valid_from: UtcDateTime | None = None
 
 
 class FactSuperseded(Event, frozen=True, kw_only=True, tag="fact-superseded.v1"):

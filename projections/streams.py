@@ -80,16 +80,22 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
             observed_at=event.observed_at,
             standing="alternative" if event.outcome == "alternative" else "believed",
             supersedes=event.supersedes,
+            object_id=event.object_id,
+            value=event.value,
+            fact=event.fact,
         )
         return SlotState(version=version, versions=(*state.versions, added))
     if isinstance(event, FactReinforced):
-        return _change(
-            state,
-            version,
-            event.fact_id,
-            confidence=event.confidence,
-            observed_at=event.observed_at,
-        )
+        changes: dict[str, object] = {
+            "confidence": event.confidence,
+            "observed_at": event.observed_at,
+        }
+        start = event.valid_from
+        if start is not None:
+            old = state.find(event.fact_id)
+            if old is not None and start not in old.restarts:
+                changes["restarts"] = tuple(sorted((*old.restarts, start)))
+        return _change(state, version, event.fact_id, **changes)
     if isinstance(event, FactSuperseded):
         return _change(
             state,

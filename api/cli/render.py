@@ -78,7 +78,8 @@ def summarize(data: Any) -> str:  # noqa: PLR0911 - one branch per event kind re
             f"confidence {data.confidence:.2f}, {data.outcome}"
         )
     if isinstance(data, FactReinforced):
-        return f"{short(data.fact_id)} observed again, confidence {data.confidence:.2f}"
+        since = f" as holding from {_day(data.valid_from)}" if data.valid_from else ""
+        return f"{short(data.fact_id)} observed again{since}, confidence {data.confidence:.2f}"
     if isinstance(data, FactSuperseded):
         return (
             f"{short(data.fact_id)} closed at {_day(data.valid_until)} "

@@ -267,3 +267,67 @@ def test_through_the_facade_the_replayed_slot_equals_the_writers_and_never_overl
             assert (view.valid_from, view.valid_until) == (version.valid_from, version.valid_until)
             assert (view.standing, view.confidence) == (version.standing, version.confidence)
         assert len([f for f in views.values() if f.current]) <= 1
+
+
+# Against the point model ----------------------------------------------------------------------
+
+OPEN_ASSERTIONS = st.builds(
+    Assertion,
+    target=st.sampled_from(OBJECTS),
+    start=st.integers(min_value=0, max_value=30),
+    length=st.none(),
+    confidence=st.just(0.9),
+)
+
+
+def said_at(steps: Sequence[Assertion], when: datetime) -> str | None:
+    """The point model: the object of the assertion with the latest start at or before
+    `when`, the later arrival on equal starts (the bench's ground truth says the same)."""
+    best: tuple[int, int] | None = None
+    target = None
+    for arrival, step in enumerate(steps):
+        if day(step.start) <= when and (best is None or (step.start, arrival) > best):
+            best, target = (step.start, arrival), step.target
+    return target
+
+
+@given(steps=st.lists(OPEN_ASSERTIONS, min_size=1, max_size=12))
+def test_at_every_valid_time_the_slot_says_what_the_latest_start_before_it_said(
+    steps: list[Assertion],
+) -> None:
+    state, _ = run_decider(steps, "recency")
+    keys = {object_key(uuid5(NS, name), None): name for name in OBJECTS}
+    times = [day(s.start) + delta for s in steps for delta in (-timedelta(hours=1), timedelta())]
+
+    said = {when: said_at(steps, when) for when in times}
+    held = {
+        when: next((keys[v.object_key] for v in state.versions if v.valid_at(when)), None)
+        for when in times
+    }
+
+    assert held == said
+
+
+def test_a_late_assertion_between_a_start_and_a_restart_ends_at_the_restart() -> None:
+    # Paris from 2015, Paris again from 2017 (a reinforcement), then Rome from 2016: in 2018
+    # the slot says Paris, as the bench's ground truth does (the bug the suite found).
+    steps = [Assertion("Acme", 0, None, 0.9), Assertion("Acme", 20, None, 0.9)]
+    steps.append(Assertion("Globex", 10, None, 0.9))
+
+    state, emitted = run_decider(steps, "recency")
+    current = state.current()
+
+    assert current is not None and current.object_key == object_key(uuid5(NS, "Acme"), None)
+    assert current.valid_from == day(20)
+    assert [type(e).__name__ for e in emitted] == [
+        "FactAsserted",
+        "FactReinforced",
+        "FactSuperseded",
+        "FactAsserted",
+        "FactAsserted",
+    ]
+    assert [(v.valid_from, v.valid_until) for v in state.versions] == [
+        (day(0), day(10)),
+        (day(10), day(20)),
+        (day(20), None),
+    ]

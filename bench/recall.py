@@ -15,7 +15,9 @@ settings for the queries. About `--queries` questions are drawn from the data (m
 entity, some are plain words or unknown names); each recall mode, and each vector search,
 is timed once per question with the first call excluded. Recall runs with the default
 settings, so it records its usage events (appended every 32 recalls, then projected) as an
-agent's recalls would; both vector searches include embedding the question.
+agent's recalls would; both vector searches include embedding the question. Beside the wall
+latency each recall's CPU time (the process's own) is reported with the load average: the gap
+between the two is time spent waiting for a core, which grows with the load.
 """
 
 from __future__ import annotations
@@ -351,12 +353,14 @@ def timed(memory: Memory, call: Call, asked: Sequence[Question]) -> dict[str, An
     short and recalls over the time budget, and the usage events appended meanwhile."""
     call(asked[0])
     gc.collect()
-    latencies, answers = [], []
+    latencies, cpu, answers = [], [], []
     position = memory.log.last_position()
+    load = os.getloadavg()[0]
     for q in asked:
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.process_time()
         answers.append(call(q))
         latencies.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - used)
     pairs = list(zip(asked, answers, strict=True))
     empty_named = [q.text for q, a in pairs if a.seeded is not None and not a.hits]
     unseeded = [q.text for q, a in pairs if a.seeded is False]
@@ -376,6 +380,9 @@ def timed(memory: Memory, call: Call, asked: Sequence[Question]) -> dict[str, An
         "over_budget": sum(1 for t in latencies if t > budget),
         "max_ms": max(latencies) * 1e3,
         "events_appended": memory.log.last_position() - position,
+        # The process's own CPU time per recall; the gap to the wall latency is waiting.
+        "cpu": percentiles(cpu),
+        "load_average": [load, os.getloadavg()[0]],
     }
 
 
@@ -499,7 +506,7 @@ def table(runs: Sequence[dict[str, Any]]) -> str:
     """The figures as text: one block per size."""
     lines = []
     head = f"{'':<22}" + "".join(f"{h:>9}" for h in ("p50 ms", "p95 ms", "p99 ms", "q/s"))
-    head += f"{'empty':>7}{'short':>7}{'>budget':>9}{'unseeded':>10}"
+    head += f"{'empty':>7}{'short':>7}{'>budget':>9}{'unseeded':>10}{'cpu p50/p95':>13}{'load':>6}"
     for r in runs:
         build, proj = r["build"]["seconds"], r["projection"]
         lines += [
@@ -513,6 +520,8 @@ def table(runs: Sequence[dict[str, Any]]) -> str:
                 f"{t[k]:>{w}}" for k, w in (("empty", 7), ("cut_short", 7), ("over_budget", 9))
             )
             counts += f"{t['named_entity_not_seeded']:>5}/{t['naming_an_entity']:<4}"
+            counts += f"{t['cpu']['p50_ms']:>6.1f}/{t['cpu']['p95_ms']:<6.1f}"
+            counts += f"{t['load_average'][0]:>5.1f}"
             lines.append(_row(f"recall {label}", t) + counts)
         v = r["vectors"]
         lines += [_row("similar (FAISS)", v["faiss"]), _row("similar_exact (scan)", v["scan"])]
@@ -540,6 +549,8 @@ def targets(runs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 "target": target,
                 "measured": p95,
                 "met": p95 <= target,
+                "cpu_p95_ms": r["recall"]["bfs"]["cpu"]["p95_ms"],
+                "load_average": r["recall"]["bfs"]["load_average"],
             }
     return found
 

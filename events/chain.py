@@ -11,6 +11,8 @@ __all__ = ["GENESIS", "link"]
 
 GENESIS: Final = bytes(32)
 """The hash before the first position."""
+_TAG_MEMO_SIZE: Final = 1_024
+_TAG_PARTS: dict[str, bytes] = {}
 
 
 def link(previous: bytes, stream_id: UUID, version: int, tag: str, state: bytes) -> bytes:
@@ -19,7 +21,6 @@ def link(previous: bytes, stream_id: UUID, version: int, tag: str, state: bytes)
     Variable-length parts are length-prefixed so no two records can hash alike by shifting
     bytes between the tag and the state.
     """
-    tag_bytes = tag.encode()
     # One buffer, one call: the same bytes as feeding the parts one by one, fewer calls.
     return blake3(
         b"".join(
@@ -27,10 +28,20 @@ def link(previous: bytes, stream_id: UUID, version: int, tag: str, state: bytes)
                 previous,
                 stream_id.bytes,
                 version.to_bytes(8, "big", signed=True),
-                len(tag_bytes).to_bytes(4, "big"),
-                tag_bytes,
+                _tag_part(tag),
                 len(state).to_bytes(8, "big"),
                 state,
             )
         )
     ).digest()
+
+
+def _tag_part(tag: str) -> bytes:
+    """The tag's length (4 bytes, big-endian) and its UTF-8 bytes, remembered per tag."""
+    part = _TAG_PARTS.get(tag)
+    if part is None:
+        encoded = tag.encode()
+        part = len(encoded).to_bytes(4, "big") + encoded
+        if len(_TAG_PARTS) < _TAG_MEMO_SIZE:  # stored tags come from a small catalogue
+            _TAG_PARTS[tag] = part
+    return part

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Final, Protocol
 from uuid import UUID
@@ -13,7 +14,7 @@ from uuid import UUID
 import msgspec
 
 from apexmem.events.base import Event
-from apexmem.events.catalogue import EVENT_CLASSES, tag_of
+from apexmem.events.catalogue import tag_of
 from apexmem.events.chain import GENESIS, link
 from apexmem.events.checkpoint import Checkpointer
 from apexmem.events.codec import Stored, decode, encode
@@ -90,10 +91,13 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     """What the caller stored with the idempotency key (for example, its encoded results)."""
 
 
-_KEYED_TAGS: Final = frozenset(
-    tag for tag, cls in EVENT_CLASSES.items() if cls in (FactAsserted, MessageRecorded)
-)
-"""Tags of the events `lookup_key` finds a key for."""
+_KEYED: Final[dict[type, tuple[str, Callable[[Any], UUID]]]] = {
+    FactAsserted: ("fact:", attrgetter("fact_id")),
+    MessageRecorded: ("message:", attrgetter("message_id")),
+}
+"""The classes of the events `lookup_key` finds a key for: the key's prefix and the id."""
+_json: Final = msgspec.json.Encoder()
+_strings: Final = msgspec.json.Decoder(list[str])
 
 
 def lookup_key(data: Event) -> str | None:
@@ -177,13 +181,11 @@ class EventLog:
         rows = _rows(events, recorded_at)
         positions = self._recorder.insert_rows(cursor, rows)
         index_rows = []
-        keys = []
         for position, event, row in zip(positions, events, rows, strict=True):
             chain = link(chain, event.stream_id, row[1], row[2], row[3])
             index_rows.append((position, micros, chain))
-            if row[2] in _KEYED_TAGS:
-                keys.append((lookup_key(event.data), position))
         cursor.executemany("INSERT INTO log_index VALUES (?,?,?)", index_rows)
+        keys = _lookup_keys(events, positions)
         if keys:
             cursor.executemany("INSERT INTO event_keys VALUES (?,?)", keys)
         if key is not None:
@@ -379,7 +381,8 @@ def _read_streams(
     found: dict[UUID, list[RecordedEvent]] = {}
     unique = list(dict.fromkeys(stream_ids))
     for i in range(0, len(unique), _READ_CHUNK):
-        ids = [s.hex for s in unique[i : i + _READ_CHUNK]]
+        chunk = unique[i : i + _READ_CHUNK]
+        ids = _hexes(chunk)
         marks = ",".join("?" * len(ids))
         rows = query(
             f"SELECT rowid, originator_id, originator_version, topic, state "
@@ -387,9 +390,16 @@ def _read_streams(
             f"ORDER BY originator_id, originator_version",
             (*ids, after_version),
         )
+        # Rows come grouped by stream, as the hex asked for: no UUID is parsed or hashed per row.
+        streams = dict(zip(ids, chunk, strict=True))
+        events: list[RecordedEvent] = []
+        current = ""
+        stream = None
         for row in rows:
-            event = _record(row[0], row[1], row[2], row[3], row[4])
-            found.setdefault(event.stream_id, []).append(event)
+            if row[1] != current:
+                current, stream = row[1], streams[row[1]]
+                events = found[stream] = []
+            events.append(_record(row[0], stream, row[2], row[3], row[4]))
     return found
 
 
@@ -493,9 +503,10 @@ def _record(position: int, stream: Any, version: int, tag: str, state: bytes) ->
 
 def _rows(events: Sequence[NewEvent], recorded_at: datetime) -> list[Row]:
     """The records to insert: what TaggedMapper.to_stored_event makes, without its objects."""
+    hexes = _hexes([e.stream_id for e in events])
     return [
         (
-            e.stream_id.hex,
+            stream,
             e.version,
             tag_of(e.data),
             encode(
@@ -508,8 +519,33 @@ def _rows(events: Sequence[NewEvent], recorded_at: datetime) -> list[Row]:
                 )
             ),
         )
-        for e in events
+        for stream, e in zip(hexes, events, strict=True)
     ]
+
+
+def _lookup_keys(events: Sequence[NewEvent], positions: list[int]) -> list[tuple[str, int]]:
+    """`(lookup_key(event), position)` of every event that has one."""
+    keyed = []
+    ids = []
+    for event, position in zip(events, positions, strict=True):
+        found = _KEYED.get(type(event.data))
+        if found is not None:
+            keyed.append((found[0], position))
+            ids.append(found[1](event.data))
+    return [
+        (prefix + text, position)
+        for (prefix, position), text in zip(keyed, _uuid_strings(ids), strict=True)
+    ]
+
+
+def _uuid_strings(ids: Sequence[UUID]) -> list[str]:
+    """`str(u)` of many UUIDs in two C calls (`UUID.__str__` runs in Python)."""
+    return _strings.decode(_json.encode(ids))
+
+
+def _hexes(ids: Sequence[UUID]) -> list[str]:
+    """`u.hex` of many UUIDs in two C calls: their JSON strings with the dashes dropped."""
+    return _strings.decode(_json.encode(ids).replace(b"-", b""))
 
 
 def _uuid(value: UUID | str) -> UUID:

@@ -12,7 +12,7 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import Connection, and_, or_, select
+from sqlalchemy import Column, Connection, and_, or_, select
 
 from apexmem.domain.names import normalize
 from apexmem.readmodels.rows import EntityRow
@@ -21,6 +21,7 @@ from apexmem.readmodels.tables import aliases, entities
 __all__ = ["all_entities", "entity_groups", "find_entities", "names_of"]
 
 _PREFIX_END: Final = "\U0010ffff"
+_CHUNK: Final = 500
 
 
 def find_entities(
@@ -73,8 +74,12 @@ def all_entities(
 def entity_groups(
     connection: Connection, ids: Iterable[UUID], *, known_at: datetime | None = None
 ) -> dict[UUID, list[UUID]]:
-    """Each id's merge root (in first-seen order) -> every entity that resolves to that root."""
-    into = _merges(connection, known_at)
+    """Each id's merge root (in first-seen order) -> every entity that resolves to that root.
+
+    Only the merges on the way (forward from `ids`, then back from their roots) are read.
+    """
+    wanted = list(dict.fromkeys(ids))
+    into = _merged_into(connection, wanted, known_at)
 
     def root(entity: UUID) -> UUID:
         seen = {entity}
@@ -82,12 +87,10 @@ def entity_groups(
             seen.add(entity)
         return entity
 
-    roots = list(dict.fromkeys(root(e) for e in ids))
+    roots = list(dict.fromkeys(root(e) for e in wanted))
     groups: dict[UUID, list[UUID]] = {r: [r] for r in roots}
-    for member in into:
-        owner = root(member)
-        if owner in groups and member != owner:
-            groups[owner].append(member)
+    for owner, members in _merged_from(connection, roots, known_at).items():
+        groups[owner].extend(m for m in members if m != owner)
     return groups
 
 
@@ -122,13 +125,58 @@ def _alias_owners(
     return owners[:limit]
 
 
-def _merges(connection: Connection, known_at: datetime | None) -> dict[UUID, UUID]:
-    statement = select(entities.c.entity_id, entities.c.merged_into).where(
-        entities.c.merged_into.is_not(None)
-    )
-    if known_at is not None:
-        statement = statement.where(entities.c.merged_at <= known_at)
-    return {r.entity_id: r.merged_into for r in connection.execute(statement)}
+def _merged_into(
+    connection: Connection, ids: list[UUID], known_at: datetime | None
+) -> dict[UUID, UUID]:
+    """The merges followed forward from `ids` (entity -> the entity it was merged into)."""
+    into: dict[UUID, UUID] = {}
+    frontier = ids
+    while frontier:
+        step = {
+            r.entity_id: r.merged_into
+            for r in _merge_rows(connection, entities.c.entity_id, frontier, known_at)
+        }
+        into.update(step)
+        frontier = [e for e in dict.fromkeys(step.values()) if e not in into]
+    return into
+
+
+def _merged_from(
+    connection: Connection, roots: list[UUID], known_at: datetime | None
+) -> dict[UUID, list[UUID]]:
+    """Each root -> the entities merged into it, directly or through others (merge order)."""
+    groups: dict[UUID, list[UUID]] = {}
+    owner_of = {r: r for r in roots}
+    frontier = roots
+    while frontier:
+        found = [
+            r
+            for r in _merge_rows(connection, entities.c.merged_into, frontier, known_at)
+            if r.entity_id not in owner_of
+        ]
+        for r in found:
+            owner_of[r.entity_id] = owner_of[r.merged_into]
+            groups.setdefault(owner_of[r.entity_id], []).append(r.entity_id)
+        frontier = [r.entity_id for r in found]
+    return groups
+
+
+def _merge_rows(
+    connection: Connection, column: Column[Any], ids: list[UUID], known_at: datetime | None
+) -> list[Any]:
+    """Entities merged by `known_at` whose `column` (their own id, or the entity they were
+    merged into) is in `ids`, in merge order. Either way an index answers: the primary key,
+    or the partial index of merged entities."""
+    rows: list[Any] = []
+    for i in range(0, len(ids), _CHUNK):
+        statement = select(entities.c.entity_id, entities.c.merged_into).where(
+            column.in_(ids[i : i + _CHUNK]), entities.c.merged_into.is_not(None)
+        )
+        if known_at is not None:
+            statement = statement.where(entities.c.merged_at <= known_at)
+        statement = statement.order_by(entities.c.merged_at, entities.c.entity_id)
+        rows.extend(connection.execute(statement))
+    return rows
 
 
 def _rows(

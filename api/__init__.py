@@ -27,6 +27,7 @@ from apexmem.domain.extraction import (
     Utterance,
 )
 from apexmem.domain.heuristic import HeuristicExtractor
+from apexmem.domain.resolution import Candidate, Disambiguator, KeepSeparate
 from apexmem.domain.settings import Settings, parse_settings
 from apexmem.domain.summaries import CommunityDraft, ExtractiveSummarizer, Summarizer
 from apexmem.embedders import WordLlamaEmbedder
@@ -37,7 +38,9 @@ from apexmem.events.errors import (
     NotFoundError,
     ValidationError,
 )
+from apexmem.linking import Linking
 from apexmem.memory import Memory
+from apexmem.merging import MergeRow
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.snapshot import FactView, Snapshot
 from apexmem.replay.verify import VerifyReport
@@ -61,10 +64,12 @@ __all__ = [
     "AssertFact",
     "Assignment",
     "BackfillReport",
+    "Candidate",
     "Command",
     "CommunityDraft",
     "ConcurrencyError",
     "Detection",
+    "Disambiguator",
     "Embedder",
     "EntityRef",
     "ExtractedFact",
@@ -77,12 +82,15 @@ __all__ = [
     "HeuristicExtractor",
     "HistoryEntry",
     "IntegrityViolation",
+    "KeepSeparate",
     "KnownName",
+    "Linking",
     "MapRelation",
     "Memory",
     "Mention",
     "MergeEntities",
     "MergeRef",
+    "MergeRow",
     "MessageRef",
     "NotFoundError",
     "ObserveEntity",

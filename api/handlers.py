@@ -51,6 +51,7 @@ from apexmem.results import (
     Result,
     RetractRef,
 )
+from apexmem.revision import revise
 from apexmem.staging import Meta, Staging
 
 __all__ = ["HANDLERS", "Context", "SlotPlan", "batch_plan", "plan_slot"]
@@ -133,6 +134,8 @@ def _assert(context: Context, command: AssertFact) -> Result:
         context, command, slot=slot, subject=subject, target=target, plan=plan, sentence=sentence
     )
     decision = decide_assert(context.staging.state("slot", slot), proposal, context.strategy)
+    if staging.similar is not None and staging.similar.beliefs:  # closes go first
+        revise(staging.similar, staging, proposal, decision, meta)
     index = context.staging.emit("slot", slot, decision.events, meta)
     return FactRef(
         position=index,

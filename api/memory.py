@@ -27,13 +27,18 @@ from apexmem.domain.commands import (
     build_many,
 )
 from apexmem.domain.embedding import Embedder
+from apexmem.domain.resolution import Disambiguator
 from apexmem.domain.settings import Settings
 from apexmem.embedders import embedder_for
 from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 from apexmem.events.log import EventLog, NewEvent, RecordedEvent
 from apexmem.events.policy import FactsRetrieved
+from apexmem.eviction import Evicting
+from apexmem.linking import NoteLinking
 from apexmem.logs import get_logger
+from apexmem.merging import Merging
 from apexmem.readmodels import ReadModelStore, graph_stats
+from apexmem.readmodels.decay import fading_at
 from apexmem.recall import Recaller
 from apexmem.recalled import Recall, RecallHit, format_context
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
@@ -41,6 +46,7 @@ from apexmem.replay.diff import Diff, diff
 from apexmem.replay.runner import CatchUp, Progress, Runner
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
 from apexmem.replay.verify import VerifyReport, verify
+from apexmem.resolution import similar_writes
 from apexmem.results import (
     AliasRef,
     EntityRef,
@@ -53,7 +59,7 @@ from apexmem.results import (
     RetractRef,
 )
 from apexmem.similarity import Similar, Similarity
-from apexmem.timetravel import copy_until, read_only_reason
+from apexmem.timetravel import copy_until, read_only_reason, replayed_at
 from apexmem.upkeep import GraphUpkeep
 from apexmem.usage import UsageUpkeep
 from apexmem.view import TimeArg, View, as_time
@@ -66,7 +72,7 @@ R = TypeVar("R")
 _logger = get_logger()
 
 
-class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
+class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Merging, View):
     """A temporal knowledge-graph memory stored in one directory; open with `Memory.open`.
 
     Its queries are those of a `View` of now (see `as_of` for the past).
@@ -79,6 +85,7 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
         settings: Settings,
         clock: Callable[[], datetime],
         embedder: Embedder | None = None,
+        disambiguator: Disambiguator | None = None,
     ) -> None:
         self.directory = directory
         self.settings = settings
@@ -96,6 +103,9 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
             chosen = embedder if embedder is not None else embedder_for(settings.memory.vectors)
             self.similarity = Similarity(self.log, self.store, settings, chosen)
         self._writer = Writer(self.log, settings, clock)
+        self._writer.similar = similar_writes(
+            settings.memory.graph, self.similarity, self.log, self.store, disambiguator
+        )
         self._recaller = Recaller(self.store, self.similarity, settings, clock)
         self._usage: list[NewEvent] = []
         super().__init__(
@@ -103,6 +113,8 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
             ready=self._ready,
             ontology=self._writer.ontology,
             history_limit=settings.memory.graph.edge_history_limit,
+            clock=clock,
+            default_decay_rate=settings.memory.graph.default_decay_rate,
         )
 
     @classmethod
@@ -113,10 +125,13 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
         settings: Settings | None = None,
         clock: Callable[[], datetime] | None = None,
         embedder: Embedder | None = None,
+        disambiguator: Disambiguator | None = None,
     ) -> Memory:
         """Open (creating if absent) the memory in `path`, `$APEXMEM_HOME` or `~/.apexmem`.
 
         `embedder` replaces the one `[memory.vectors] embedder` names (WordLlama by default).
+        `disambiguator` judges names in the ambiguous band of `use_embedding_resolution`
+        (default: keep them apart, the pair recorded).
         """
         directory = home(path)
         directory.mkdir(parents=True, exist_ok=True)
@@ -124,8 +139,9 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
         memory = cls(
             directory,
             settings=chosen,
-            clock=clock or (lambda: datetime.now(UTC)),
+            clock=clock or _default_clock(directory),
             embedder=embedder,
+            disambiguator=disambiguator,
         )
         _logger.debug("memory.opened", directory=str(directory))
         return memory
@@ -160,6 +176,8 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
         self._record_usage()
         results = self._writer.execute(commands, idempotency_key=idempotency_key)
         self._ready()
+        if self.settings.memory.graph.note_linking.enabled:
+            self._link_after_write()
         return results
 
     def assert_fact(self, *, idempotency_key: str | None = None, **fields: Any) -> FactRef:
@@ -240,6 +258,8 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
             known_at=known_at,
             valid_at=valid_at,
             history_limit=self._history_limit,
+            clock=self.clock,
+            default_decay_rate=self.settings.memory.graph.default_decay_rate,
         )
 
     def similar(self, text: str, *, kind: str = "fact", k: int = 10) -> list[Similar]:
@@ -262,6 +282,7 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
         mode: str | None = None,
         valid_at: TimeArg = None,
         known_at: TimeArg = None,
+        include_faded: bool = False,
     ) -> Recall:
         """The facts and messages that best answer `query`, best first, each with why and whence.
 
@@ -271,7 +292,8 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
         types the expansion walks; []: all). `valid_at` / `known_at` recall inside a past
         state. Defaults come from `[memory.graph]`: recall_limit, max_hops, and
         spreading_activation.enabled for the mode. Each recall records which facts it
-        returned (one usage event; `[memory.recall] record_usage`).
+        returned (one usage event; `[memory.recall] record_usage`). Faded facts (confidence
+        decayed under 0.1 by `known_at`, else now) are left out unless `include_faded`.
         """
         self._ready()
         found = self._recaller.recall(
@@ -282,6 +304,7 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
             mode=mode,
             valid_at=as_time("valid_at", valid_at),
             known_at=as_time("known_at", known_at),
+            include_faded=include_faded,
         )
         self._note_usage(found)
         return found
@@ -317,10 +340,17 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
         return self.similarity
 
     def stats(self) -> MemoryStats:
-        """Counts of entities, fact versions, current facts and events; sizes on disk."""
+        """Counts of entities, fact versions, current, faded and archived facts, and events;
+        sizes on disk."""
         self._ready()
         with self.store.read() as connection:
-            graph = graph_stats(connection)
+            fading = fading_at(
+                connection,
+                now=self.clock(),
+                known_at=None,
+                default=self.settings.memory.graph.default_decay_rate,
+            )
+            graph = graph_stats(connection, fading=fading)
         last = self.log.last_position()
         return MemoryStats(
             events=self.log.count(),
@@ -449,6 +479,15 @@ class Memory(Backfilling, UsageUpkeep, GraphUpkeep, View):
     def verify(self) -> VerifyReport:
         """Recompute the hash chain: ok, events checked, and the first bad position if any."""
         return verify(self.log)
+
+
+def _default_clock(directory: Path) -> Callable[[], datetime]:
+    """The wall clock, or for a replayed directory the moment it shows (which decay is
+    measured at: a replay answers as the memory did then)."""
+    moment = replayed_at(directory)
+    if moment is None:
+        return lambda: datetime.now(UTC)
+    return lambda: moment
 
 
 def _required(value: TimeArg, field: str = "until") -> datetime:

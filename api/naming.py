@@ -1,4 +1,5 @@
-"""Names to entities on the write path: alias, then canonical name, following merges, else new."""
+"""Names to entities on the write path: alias, then canonical name, following merges, then
+(when `use_embedding_resolution` is on) a similar entity of the same type, else new."""
 
 from __future__ import annotations
 
@@ -94,6 +95,14 @@ def resolve(
     )
     index = staging.emit("entity", entity, [observed], meta)
     staging.emit("alias", key.alias, [claim], meta)
+    similar = staging.similar
+    if similar is not None and similar.names:
+        merged = similar.match_new(staging, observed, meta)
+        if merged is not None:  # the new name is another name of an entity of its type
+            assert merged.entity_id is not None
+            found = Resolution(merged.entity_id, False, -1, merged.name or observed.name)
+            staging.resolved[(name, kind)] = found
+            return msgspec.structs.replace(found, index=len(staging.events) - 1)
     return Resolution(entity, True, index, observed.name)
 
 

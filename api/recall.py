@@ -42,6 +42,7 @@ from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels import ReadModelStore, names_of
+from apexmem.readmodels.decay import Fading, fading_at
 from apexmem.readmodels.recall import (
     FactKey,
     MessageKey,
@@ -102,8 +103,13 @@ class Recaller:
         mode: str | None = None,
         valid_at: datetime | None = None,
         known_at: datetime | None = None,
+        include_faded: bool = False,
     ) -> Recall:
-        """The facts and messages that best answer `query` (see the module docstring)."""
+        """The facts and messages that best answer `query` (see the module docstring).
+
+        Faded facts (decayed confidence under 0.1, measured at `known_at`, else now) are
+        left out unless `include_faded`.
+        """
         graph = self._settings.memory.graph
         activation = graph.spreading_activation
         chosen_mode = _mode(mode, "activation" if activation.enabled else "bfs")
@@ -128,6 +134,13 @@ class Recaller:
         )
         vector = self._embed(query)
         with self._store.read() as connection:
+            if not include_faded:
+                run.fading = fading_at(
+                    connection,
+                    now=self._clock(),
+                    known_at=known_at,
+                    default=self._settings.memory.graph.default_decay_rate,
+                )
             with time_limited(connection, run.out_of_time):  # a slow statement is stopped too
                 self._full_text(connection, run)
                 if vector is not None and not run.out_of_time():
@@ -163,6 +176,7 @@ class Recaller:
             known_at=run.known_at,
             edge_types=run.explicit,
             size=run.pool,
+            fading=run.fading,
         ):
             run.facts[fact.fact_id] = fact
             found.append((score, ("fact", fact.fact_id)))
@@ -185,6 +199,7 @@ class Recaller:
             valid_at=run.valid_at,
             known_at=run.known_at,
             edge_types=run.explicit,
+            fading=run.fading,
         )
         messages = visible_messages(
             connection,
@@ -226,6 +241,7 @@ class Recaller:
             valid_at=run.valid_at,
             known_at=run.known_at,
             edge_types=run.walked,
+            fading=run.fading,
         )
         chosen = self._settings.memory.graph.spreading_activation
         seeds = hybrid_seeds(
@@ -272,6 +288,7 @@ class Recaller:
             known_at=run.known_at,
             frontier_limit=_FRONTIER,
             out_of_time=run.out_of_time,
+            fading=run.fading,
         )
         run.cut_short |= expansion.cut_short
         found: list[tuple[float, _Key]] = []
@@ -290,7 +307,12 @@ class Recaller:
     ) -> None:
         def edges_of(ids: Sequence[str]) -> list[Edge[str]]:
             return activation_edges(
-                connection, ids, valid_at=run.valid_at, known_at=run.known_at, edge_types=run.walked
+                connection,
+                ids,
+                valid_at=run.valid_at,
+                known_at=run.known_at,
+                edge_types=run.walked,
+                fading=run.fading,
             )
 
         params = msgspec.structs.replace(
@@ -312,6 +334,7 @@ class Recaller:
             [edge.edge_id for edge, _ in kept],
             valid_at=run.valid_at,
             known_at=run.known_at,
+            fading=run.fading,
         )
         for edge, activation in kept:
             run.facts.setdefault(edge.edge_id, rows[edge.edge_id])
@@ -347,6 +370,8 @@ class _Run:
         self.walked = walked
         self.deadline = deadline
         self.cut_short = False
+        self.fading: Fading | None = None
+        """When and how fast facts decay, for leaving faded ones out (None: keep them)."""
         self.facts: dict[str, FactKey] = {}
         self.messages: dict[str, MessageKey] = {}
         self.lists: list[tuple[str, list[_Key]]] = []

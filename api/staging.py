@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from uuid import UUID
 
 import msgspec
@@ -21,6 +21,9 @@ from apexmem.projections.streams import (
     evolve_slot,
     fold,
 )
+
+if TYPE_CHECKING:
+    from apexmem.resolution import SimilarWrites
 
 __all__ = ["Kind", "Meta", "Staging", "load_states"]
 
@@ -46,7 +49,7 @@ _FOLDS: Final[dict[str, tuple[Any, Callable[[Any, Event], Any]]]] = {
 
 def load_states(log: LogAccess, cache: StateCache, kind: Kind, streams: Iterable[UUID]) -> None:
     """Fold every stream not yet cached from the log, in one read, and cache it."""
-    missing = [s for s in {s.int: s for s in streams}.values() if s not in cache]
+    missing = cache.missing(streams)
     if not missing:
         return
     initial, evolve = _FOLDS[kind]
@@ -60,9 +63,13 @@ def load_states(log: LogAccess, cache: StateCache, kind: Kind, streams: Iterable
 class Staging:
     """States read or changed by the batch, and the events it will append, in order."""
 
-    def __init__(self, log: LogAccess, cache: StateCache) -> None:
+    def __init__(
+        self, log: LogAccess, cache: StateCache, similar: SimilarWrites | None = None
+    ) -> None:
         self._log = log
         self.cache = cache
+        self.similar = similar
+        """Similarity on the write path (resolution, belief revision); None when both are off."""
         # Keyed by UUID.int, like the cache: UUID.__hash__ runs in Python.
         self._states: dict[int, Any] = {}
         self._streams: list[UUID] = []

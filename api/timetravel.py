@@ -11,7 +11,7 @@ from apexmem.config import EVENTS_FILE, REPLAY_FILE, SETTINGS_FILE
 from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
 
-__all__ = ["copy_until", "read_only_reason"]
+__all__ = ["copy_until", "read_only_reason", "replayed_at"]
 
 
 def copy_until(
@@ -26,11 +26,13 @@ def copy_until(
     copied = log.copy_to(target / EVENTS_FILE, until=position)
     if (source / SETTINGS_FILE).exists():
         shutil.copyfile(source / SETTINGS_FILE, target / SETTINGS_FILE)
+    at = until if isinstance(until, datetime) else _recorded_at(log, position)
     marker = {
         "source": str(source.resolve()),
         "until": until.isoformat() if isinstance(until, datetime) else until,
         "position": position,
         "events": copied,
+        "at": None if at is None else at.isoformat(),
     }
     (target / REPLAY_FILE).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
     return target
@@ -46,3 +48,22 @@ def read_only_reason(directory: Path) -> str | None:
         f"a replay of {info.get('source')} up to position {info.get('position')} "
         f"({info.get('until')})"
     )
+
+
+def replayed_at(directory: Path) -> datetime | None:
+    """The moment a replayed directory shows (its clock: decay is measured there), or None
+    for a memory that is not a replay."""
+    marker = directory / REPLAY_FILE
+    if not marker.exists():
+        return None
+    info = json.loads(marker.read_text(encoding="utf-8"))
+    for key in ("at", "until"):
+        if isinstance(info.get(key), str):
+            return datetime.fromisoformat(info[key])
+    return None
+
+
+def _recorded_at(log: EventLog, position: int) -> datetime | None:
+    """The transaction time of the event at `position` (None before the first)."""
+    found = next(iter(log.read(start=position, stop=position)), None) if position > 0 else None
+    return None if found is None else found.recorded_at

@@ -1,10 +1,18 @@
-"""Read-only queries over the read models, on both time axes: `Memory.as_of` returns one."""
+"""Read-only queries over the read models, on both time axes: `Memory.as_of` returns one.
+
+Fact queries leave out faded facts (confidence decayed under 0.1, see domain.decay) unless
+asked `include_faded=True`. The decay is measured at the view's `known_at` (what the memory
+believed then, with the rates known then), else at the clock's now. `edge_history` keeps
+every version, faded or not.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Final
+
+from sqlalchemy import Connection
 
 from apexmem.domain.names import normalize_relation
 from apexmem.domain.ontology import Ontology
@@ -32,6 +40,7 @@ from apexmem.readmodels import (
     search_messages,
     traverse_from,
 )
+from apexmem.readmodels.decay import Fading, fading_at
 
 __all__ = ["UNSET", "TimeArg", "View", "as_time"]
 
@@ -73,16 +82,31 @@ class View:
         known_at: TimeArg = None,
         valid_at: TimeArg = None,
         history_limit: int = 100,
+        clock: Callable[[], datetime] | None = None,
+        default_decay_rate: float = 0.01,
     ) -> None:
         self._store = store
         self._ready = ready
         self._ontology = ontology
         self._history_limit = history_limit
+        self._clock = clock if clock is not None else (lambda: datetime.now(UTC))
+        self._default_decay_rate = default_decay_rate
         self.known_at = as_time("known_at", known_at)
         self.valid_at = as_time("valid_at", valid_at)
 
     def _valid(self, value: TimeArg | _Unset) -> datetime | None:
         return self.valid_at if isinstance(value, _Unset) else as_time("valid_at", value)
+
+    def _fading(self, connection: Connection, include_faded: bool) -> Fading | None:
+        """How faded facts are left out (None: they are kept)."""
+        if include_faded:
+            return None
+        return fading_at(
+            connection,
+            now=self._clock(),
+            known_at=self.known_at,
+            default=self._default_decay_rate,
+        )
 
     def entities(
         self, query: str | None = None, *, entity_type: str | None = None, limit: int = 20
@@ -107,8 +131,10 @@ class View:
         *,
         valid_at: TimeArg | _Unset = UNSET,
         entity_type: str | None = None,
+        include_faded: bool = False,
     ) -> list[FactRow]:
-        """Believed facts with the entity as subject or object (open-ended ones by default)."""
+        """Believed facts with the entity as subject or object (open-ended ones by default;
+        faded ones only with `include_faded`)."""
         self._ready()
         with self._store.read() as connection:
             return facts_about(
@@ -117,16 +143,27 @@ class View:
                 valid_at=self._valid(valid_at),
                 known_at=self.known_at,
                 entity_type=entity_type,
+                fading=self._fading(connection, include_faded),
             )
 
-    def edges_at_timestamp(self, entity: str, at: TimeArg) -> list[FactRow]:
-        """Edges (facts between two entities) touching the entity and valid at `at`."""
+    def edges_at_timestamp(
+        self, entity: str, at: TimeArg, *, include_faded: bool = False
+    ) -> list[FactRow]:
+        """Edges (facts between two entities) touching the entity and valid at `at` (faded
+        ones only with `include_faded`)."""
         self._ready()
         when = as_time("at", at)
         with self._store.read() as connection:
             found = find_entities(connection, entity, known_at=self.known_at)
             ids = [m for row in found for m in (row.entity_id, *row.merged)]
-            return facts_of(connection, ids, valid_at=when, known_at=self.known_at, edges_only=True)
+            return facts_of(
+                connection,
+                ids,
+                valid_at=when,
+                known_at=self.known_at,
+                edges_only=True,
+                fading=self._fading(connection, include_faded),
+            )
 
     def traverse(
         self,
@@ -135,8 +172,10 @@ class View:
         max_hops: int = 2,
         edge_types: Sequence[str] = (),
         valid_at: TimeArg | _Unset = UNSET,
+        include_faded: bool = False,
     ) -> Subgraph:
-        """Entities within `max_hops` of `start` over believed edges (of `edge_types`, if given)."""
+        """Entities within `max_hops` of `start` over believed edges (of `edge_types`, if given;
+        faded ones only with `include_faded`)."""
         if max_hops < 0:
             raise ValidationError("max_hops", max_hops, "must be 0 or more")
         types = [parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(edge_types)]
@@ -154,11 +193,14 @@ class View:
                 edge_types=types,
                 valid_at=when,
                 known_at=self.known_at,
+                fading=self._fading(connection, include_faded),
             )
 
-    def bfs_at_timestamp(self, start: str, *, max_hops: int = 2, at: TimeArg) -> Subgraph:
+    def bfs_at_timestamp(
+        self, start: str, *, max_hops: int = 2, at: TimeArg, include_faded: bool = False
+    ) -> Subgraph:
         """The traversal over edges valid at `at` (any edge type)."""
-        return self.traverse(start, max_hops=max_hops, valid_at=at)
+        return self.traverse(start, max_hops=max_hops, valid_at=at, include_faded=include_faded)
 
     def edge_history(
         self, *, subject: str, relation: str, limit: int | None = None
@@ -205,8 +247,10 @@ class View:
         valid_at: TimeArg | _Unset = UNSET,
         edge_types: Sequence[str] = (),
         limit: int = 20,
+        include_faded: bool = False,
     ) -> list[FactHit]:
-        """Believed facts whose sentence holds every word of `query` (as prefixes), best first."""
+        """Believed facts whose sentence holds every word of `query` (as prefixes), best first
+        (faded ones only with `include_faded`)."""
         types = [parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(edge_types)]
         self._ready()
         when = self._valid(valid_at)
@@ -218,6 +262,7 @@ class View:
                 known_at=self.known_at,
                 edge_types=types,
                 limit=limit,
+                fading=self._fading(connection, include_faded),
             )
 
     def search_messages(self, query: str, *, limit: int = 20) -> list[MessageHit]:

@@ -36,6 +36,7 @@ from apexmem.handlers import HANDLERS, Context, batch_plan
 from apexmem.logs import get_logger
 from apexmem.naming import name_key
 from apexmem.projections.streams import evolve_policy, fold
+from apexmem.resolution import SimilarWrites
 from apexmem.results import Result
 from apexmem.staging import Staging, load_states
 
@@ -48,14 +49,23 @@ _receipt_decoder: Final = msgspec.json.Decoder(list[Result])
 class Writer:
     """Turns commands into events: one atomic append per call, retried on stale state."""
 
-    def __init__(self, log: EventLog, settings: Settings, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        settings: Settings,
+        clock: Callable[[], datetime],
+        *,
+        cache: StateCache | None = None,
+    ) -> None:
         self._log = log
         self._settings = settings
         self._clock = clock
-        self._cache = StateCache()
+        self._cache = cache if cache is not None else StateCache()
         self._lock = threading.Lock()
         self._ontology = Ontology()
         self._policy = PolicyState()
+        self.similar: SimilarWrites | None = None
+        """Set by the facade when similarity resolution or belief revision is on."""
 
     def execute(
         self, commands: Sequence[Command], *, idempotency_key: str | None = None
@@ -92,7 +102,7 @@ class Writer:
         staging: Staging | None = None
         try:
             with self._log.locked() as locked:
-                staging = Staging(locked, cache)
+                staging = Staging(locked, cache, self.similar)
                 results = self._decide_and_append(locked, staging, commands, key)
         except ConcurrencyError:
             if staging is not None:

@@ -32,6 +32,7 @@ from uuid import UUID
 
 import msgspec
 from append import machine
+from dataclock import data_clock
 
 from apexmem import AddAlias, AssertFact, Command, FactRef, Memory, RecordMessage, RetractFact
 from apexmem.domain.settings import MemorySettings, ProjectionSettings, Settings, VectorSettings
@@ -360,7 +361,8 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     """
     with ProcessPoolExecutor(max_workers=1) as writer:
         workload = writer.submit(write_log, root / "memory", args.events, 11).result()
-    with Memory.open(root / "memory", settings=_not_inline()) as memory:
+    directory = root / "memory"
+    with Memory.open(directory, settings=_not_inline(), clock=data_clock(directory)) as memory:
         result: dict[str, Any] = {"workload": workload, **projection(memory)}
         asked = questions(memory, args.queries, seed=12)
         result["as_of"] = as_of_latency(memory, asked)

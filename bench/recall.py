@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 import msgspec
+from dataclock import data_clock
 
 from apexmem import AssertFact, Command, Memory, ObserveEntity, RecordMessage
 from apexmem.domain.embedding import Embedder, HashingEmbedder
@@ -441,7 +442,12 @@ def run(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
         built = writer.submit(write_log, directory, size, args.seed, args.embedder).result()
     projected = project(directory, args.embedder)
     world = World(size, args.seed)
-    with Memory.open(directory, settings=Settings(), embedder=_embedder(args.embedder)) as memory:
+    with Memory.open(
+        directory,
+        settings=Settings(),
+        embedder=_embedder(args.embedder),
+        clock=data_clock(directory),
+    ) as memory:
         asked = questions(world, memory, args.queries, args.seed + 2)
         modes = {
             "bfs": ("bfs", False),

@@ -31,6 +31,7 @@ from typing import Any, Final, TypeVar
 import msgspec
 from catchup import disk_bytes, project
 from checks import AXES, as_of, current_versions, naive_baseline
+from dataclock import data_clock
 from ingest import ingest
 from progress import finished_stages, load_average, peak_rss_bytes, rss_bytes, stage
 from recall import World, machine, questions, recaller, timed, vector_search
@@ -81,7 +82,7 @@ def write(directory: Path, size: int, args: argparse.Namespace) -> dict[str, Any
 def read(directory: Path, size: int, args: argparse.Namespace) -> dict[str, Any]:
     """The reader process: recall and vector search, then correctness and as-of latency."""
     settings = settings_for(args.embedder, inline=True)
-    with Memory.open(directory, settings=settings) as memory:
+    with Memory.open(directory, settings=settings, clock=data_clock(directory)) as memory:
         asked = questions(World(size, args.seed), memory, args.queries, args.seed + 2)
         recall = {}
         for label, (mode, past) in _RECALL_MODES.items():

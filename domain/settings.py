@@ -87,7 +87,9 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     community_refresh_interval: _Positive = 100
     lpa_edge_chunk_size: _NonNegative = 10_000
     community_summary_max_prompt_bytes: _NonNegative = 8_192
-    expired_edge_retention_days: _Positive = 90
+    expired_edge_retention_days: Annotated[int, msgspec.Meta(ge=1, le=36_500)] = 90
+    """Days an ended fact version, or an entity with no active fact, stays before `evict`
+    archives it (1 to 36,500)."""
     max_entities: _NonNegative = 0
     edge_history_limit: _Positive = 100
     note_linking: NoteLinkingSettings = NoteLinkingSettings()
@@ -192,6 +194,7 @@ def _cross_checks(settings: Settings) -> tuple[Settings, list[str]]:
             activation.activation_threshold,
             f"must be below inhibition_threshold ({activation.inhibition_threshold})",
         )
+    _similarity_checks(settings)
     for name in ("default_decay_rate", "temporal_decay_rate"):
         value = getattr(graph, name)
         if not math.isfinite(value):
@@ -202,6 +205,29 @@ def _cross_checks(settings: Settings) -> tuple[Settings, list[str]]:
         graph = msgspec.structs.replace(graph, lpa_edge_chunk_size=10_000)
     memory = msgspec.structs.replace(settings.memory, graph=graph)
     return msgspec.structs.replace(settings, memory=memory), warnings
+
+
+def _similarity_checks(settings: Settings) -> None:
+    """Similarity thresholds above 0 (0 would match everything), and vectors to compare."""
+    graph = settings.memory.graph
+    thresholds = {
+        "memory.graph.entity_similarity_threshold": graph.entity_similarity_threshold,
+        "memory.graph.belief_revision.similarity_threshold": (
+            graph.belief_revision.similarity_threshold
+        ),
+        "memory.graph.note_linking.similarity_threshold": graph.note_linking.similarity_threshold,
+    }
+    for key, value in thresholds.items():
+        if not 0.0 < value <= 1.0:
+            raise ValidationError(key, value, "must be above 0 and at most 1 (a cosine)")
+    features = {
+        "memory.graph.use_embedding_resolution": graph.use_embedding_resolution,
+        "memory.graph.belief_revision.enabled": graph.belief_revision.enabled,
+        "memory.graph.note_linking.enabled": graph.note_linking.enabled,
+    }
+    for key, on in features.items():
+        if on and not settings.memory.vectors.enabled:
+            raise ValidationError(key, True, "needs embeddings: set [memory.vectors] enabled")
 
 
 def _lookup(raw: dict[str, object], path: str) -> object:

@@ -23,6 +23,7 @@ from apexmem.events.policy import (
     RelationMapped,
     RetrievalCountsDecayed,
 )
+from apexmem.events.similarity import EntityMatched, FactContradicted, NotesLinked
 
 __all__ = ["EVENT_CLASSES", "STREAM_KINDS", "AnyEvent", "tag_of"]
 
@@ -47,17 +48,28 @@ AnyEvent = (
     | CommunitySummarized
     | CommunityDissolved
     | CommunityMemberAssigned
+    | EntityMatched
+    | FactContradicted
+    | NotesLinked
 )
 """Every event class of catalogue v1."""
 
 STREAM_KINDS: Final[dict[str, tuple[type[Event], ...]]] = {
-    "entity": (EntityObserved, EntityMerged, EntityArchived),
+    "entity": (EntityObserved, EntityMerged, EntityArchived, EntityMatched),
     "alias": (AliasClaimed,),
-    "fact slot": (FactAsserted, FactReinforced, FactSuperseded, FactRetracted, FactArchived),
+    "fact slot": (
+        FactAsserted,
+        FactReinforced,
+        FactSuperseded,
+        FactRetracted,
+        FactArchived,
+        FactContradicted,
+    ),
     "episode": (EpisodeStarted, MessageRecorded, EntitiesMentioned, MessageExtracted),
     "policy": (RelationMapped, DecayRateSet),
     "usage": (FactsRetrieved, RetrievalCountsDecayed),
     "community": (CommunitySummarized, CommunityDissolved, CommunityMemberAssigned),
+    "note linking": (NotesLinked,),
 }
 """Which events each kind of stream holds, in catalogue order."""
 

@@ -28,6 +28,7 @@ from apexmem.events.fact import (
 )
 from apexmem.events.log import RecordedEvent
 from apexmem.events.policy import DecayRateSet, FactsRetrieved, RetrievalCountsDecayed
+from apexmem.events.similarity import EntityMatched
 from apexmem.projections.communities import COMMUNITY_PROJECTORS, CommunityChange
 from apexmem.projections.episodes import Linked, entities_mentioned, episode_started, linked
 from apexmem.projections.usage import CountsDecayed, counts_decayed
@@ -81,7 +82,8 @@ def project(event: RecordedEvent) -> list[Change]:
 
 def _entity_observed(event: RecordedEvent, data: EntityObserved) -> list[Change]:
     if event.version > 1:
-        values: dict[str, Any] = {"last_seen": event.recorded_at}
+        # Seen again: an archived (evicted) entity is back.
+        values: dict[str, Any] = {"last_seen": event.recorded_at, "archived_at": None}
         if data.summary is not None:
             values["summary"] = data.summary
         return [Touch(data.entity_id, values), *linked(event, data.entity_id)]
@@ -107,6 +109,20 @@ def _entity_merged(event: RecordedEvent, data: EntityMerged) -> list[Change]:
 
 def _entity_archived(event: RecordedEvent, data: EntityArchived) -> list[Change]:
     return [Touch(data.entity_id, {"archived_at": event.recorded_at})]
+
+
+def _entity_matched(event: RecordedEvent, data: EntityMatched) -> list[Change]:
+    row = {
+        "entity_id": data.entity_id,
+        "position": event.position,
+        "candidate": data.candidate,
+        "score": data.score,
+        "verdict": data.verdict,
+        "judge": data.judge,
+        "model": data.model,
+        "recorded_at": event.recorded_at,
+    }
+    return [Insert("entity_matches", row)]
 
 
 def _alias_claimed(event: RecordedEvent, data: AliasClaimed) -> list[Change]:
@@ -147,7 +163,7 @@ def _fact_asserted(event: RecordedEvent, data: FactAsserted) -> list[Change]:
         "episode": event.episode,
     }
     changes: list[Change] = [Insert("facts", row)]
-    seen = {"last_seen": event.recorded_at}
+    seen = {"last_seen": event.recorded_at, "archived_at": None}  # an archived entity is back
     changes.append(Touch(data.subject_id, seen))
     if data.object_id is not None:
         changes.append(Touch(data.object_id, seen))
@@ -250,6 +266,7 @@ _PROJECTORS: Final[dict[type, _Projector]] = {
     EntityObserved: _entity_observed,
     EntityMerged: _entity_merged,
     EntityArchived: _entity_archived,
+    EntityMatched: _entity_matched,
     AliasClaimed: _alias_claimed,
     FactAsserted: _fact_asserted,
     FactReinforced: _fact_reinforced,

@@ -146,6 +146,8 @@ def _revise(batch: _Batch, change: Revise) -> None:
         "recorded_at": change.at,
         "expired_at": None,
     }
+    if row["standing"] == "archived" and "observed_at" in change.values:
+        row["standing"] = "believed"  # observed again (a reinforcement): an evicted version is back
     batch.inserts.setdefault("facts", []).append(row)
     batch.open_facts[change.fact_id] = row
 

@@ -1,16 +1,25 @@
 """Confidence decay in the read models: the rates in force at a transaction time, and the
-SQL condition that keeps facts that have not faded (see domain.decay)."""
+SQL condition that keeps facts that have not faded (see domain.decay).
+
+A query that leaves faded facts out is given a `Fading`: the moment the decay is measured
+at and the rate of every edge type. Present queries measure at the clock's now; a view of
+an earlier moment (`known_at` S) measures at S with the rates known then, so it shows what
+the memory believed at S.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
+import msgspec
 from sqlalchemy import (
     BigInteger,
     ColumnElement,
     Connection,
+    Float,
+    bindparam,
     case,
     func,
     literal,
@@ -19,11 +28,29 @@ from sqlalchemy import (
 )
 
 from apexmem.domain.decay import FADED_BELOW, rates_in_force
+from apexmem.events.base import EDGE_TYPES
 from apexmem.readmodels.tables import decay_rates, facts, stored_micros
 
-__all__ = ["fresh", "rates_at"]
+__all__ = ["Fading", "fading_at", "fresh", "prepared_fresh", "rates_at"]
 
 _MICROS_PER_DAY: Final = 86_400 * 1_000_000
+
+
+class Fading(msgspec.Struct, frozen=True, kw_only=True):
+    """When decay is measured (`at`) and the rate (per day) of each edge type."""
+
+    at: datetime
+    rates: dict[str, float]
+
+    def condition(self) -> ColumnElement[bool]:
+        """`fresh` for this moment and these rates."""
+        return fresh(self.at, self.rates)
+
+    def params(self) -> dict[str, Any]:
+        """The parameters of `prepared_fresh` (values as stored)."""
+        found: dict[str, Any] = {"decay_at": stored_micros(self.at)}
+        found.update((f"rate_{t}", float(self.rates.get(t, 0.0))) for t in EDGE_TYPES)
+        return found
 
 
 def rates_at(
@@ -38,6 +65,15 @@ def rates_at(
     return rates_in_force(latest, default)
 
 
+def fading_at(
+    connection: Connection, *, now: datetime, known_at: datetime | None, default: float
+) -> Fading:
+    """The `Fading` of a query as known at `known_at`: measured there (at `now` when None),
+    with the rates in force then."""
+    at = now if known_at is None else known_at
+    return Fading(at=at, rates=rates_at(connection, default=default, known_at=known_at))
+
+
 def fresh(now: datetime, rates: Mapping[str, float]) -> ColumnElement[bool]:
     """Fact rows whose confidence decayed to `now` is at least FADED_BELOW (not faded).
 
@@ -45,13 +81,22 @@ def fresh(now: datetime, rates: Mapping[str, float]) -> ColumnElement[bool]:
     missing from `rates` does not decay). Add it to a query's conditions beside `believed`;
     `now` is the moment asked about (a view's `known_at`, else the clock's now).
     """
-    at = stored_micros(now)
+    at: Any = literal(stored_micros(now), BigInteger)
+    by_type = {edge_type: literal(float(r), Float) for edge_type, r in rates.items()}
+    return _fresh(at, by_type)
+
+
+def prepared_fresh() -> ColumnElement[bool]:
+    """`fresh` for a `Prepared` statement: the parameters `decay_at` (as stored: microseconds)
+    and `rate_<edge type>` for every edge type (see `Fading.params`)."""
+    at: Any = bindparam("decay_at", type_=BigInteger)
+    by_type = {t: bindparam(f"rate_{t}", type_=Float) for t in EDGE_TYPES}
+    return _fresh(at, by_type)
+
+
+def _fresh(at: Any, rates: Mapping[str, Any]) -> ColumnElement[bool]:
     observed = type_coerce(facts.c.observed_at, BigInteger)
-    age = case((observed >= at, literal(0)), else_=literal(at) - observed)
-    rate = case(
-        {edge_type: literal(r) for edge_type, r in rates.items()},
-        value=facts.c.edge_type,
-        else_=literal(0.0),
-    )
+    age = case((observed >= at, literal(0)), else_=at - observed)
+    rate = case(rates, value=facts.c.edge_type, else_=literal(0.0)) if rates else literal(0.0)
     days = age / literal(float(_MICROS_PER_DAY))
     return facts.c.confidence * func.exp(-rate * days) >= FADED_BELOW

@@ -27,6 +27,7 @@ from sqlalchemy import (
     select,
 )
 
+from apexmem.readmodels.decay import Fading, prepared_fresh
 from apexmem.readmodels.entities import entity_groups, find_entities
 from apexmem.readmodels.rows import FactRow
 from apexmem.readmodels.tables import entities, facts
@@ -69,13 +70,19 @@ _Time = datetime | BindParameter[Any] | None
 
 
 def believed(
-    valid_at: _Time, known_at: _Time, edge_types: Sequence[str] | BindParameter[Any] = ()
+    valid_at: _Time,
+    known_at: _Time,
+    edge_types: Sequence[str] | BindParameter[Any] = (),
+    fading: Fading | None = None,
 ) -> list[ColumnElement[bool]]:
-    """The conditions of a believed version, valid and known at the times asked, of these types.
+    """The conditions of a believed version, valid and known at the times asked, of these types
+    (and not faded, when `fading` is given).
 
     A prepared statement passes bound parameters instead of values (see `prepared_believed`).
     """
     where = [facts.c.standing == "believed", known(known_at), valid(valid_at)]
+    if fading is not None:
+        where.append(fading.condition())
     if isinstance(edge_types, BindParameter):
         where.append(facts.c.edge_type.in_(edge_types))
     elif edge_types:
@@ -83,14 +90,18 @@ def believed(
     return where
 
 
-def prepared_believed(valid: bool, known: bool, typed: bool) -> list[ColumnElement[bool]]:
+def prepared_believed(
+    valid: bool, known: bool, typed: bool, fading: bool = False
+) -> list[ColumnElement[bool]]:
     """`believed` for a `Prepared` statement: the parameters `valid_at` and `known_at` (as
-    stored: microseconds) when `valid` and `known`, and the list `edge_types` when `typed`."""
-    return believed(
+    stored: microseconds) when `valid` and `known`, the list `edge_types` when `typed`, and
+    those of `prepared_fresh` (faded facts left out) when `fading`."""
+    where = believed(
         bindparam("valid_at", type_=BigInteger) if valid else None,
         bindparam("known_at", type_=BigInteger) if known else None,
         bindparam("edge_types", expanding=True) if typed else (),
     )
+    return [*where, prepared_fresh()] if fading else where
 
 
 def known(known_at: _Time) -> ColumnElement[bool]:
@@ -142,15 +153,17 @@ def facts_about(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     entity_type: str | None = None,
+    fading: Fading | None = None,
 ) -> list[FactRow]:
-    """Believed facts with the named entity at either end (subject or object).
+    """Believed facts with the named entity at either end (subject or object), leaving
+    out the faded ones when `fading` is given.
 
     The name is looked up as `find_entities` does (exact, then prefix); an unknown name
     gives an empty list.
     """
     found = find_entities(connection, entity, known_at=known_at, entity_type=entity_type)
     ids = [m for row in found for m in (row.entity_id, *row.merged)]
-    return facts_of(connection, ids, valid_at=valid_at, known_at=known_at)
+    return facts_of(connection, ids, valid_at=valid_at, known_at=known_at, fading=fading)
 
 
 def facts_of(
@@ -161,14 +174,16 @@ def facts_of(
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
     edges_only: bool = False,
+    fading: Fading | None = None,
 ) -> list[FactRow]:
-    """Believed facts touching any of `ids`, ordered by subject, relation and valid_from."""
+    """Believed facts touching any of `ids`, ordered by subject, relation and valid_from
+    (not faded ones, when `fading` is given)."""
     found: dict[tuple[UUID, int], FactRow] = {}
     for i in range(0, len(ids), _CHUNK):
         part = list(ids[i : i + _CHUNK])
         where = [
             or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)),
-            *believed(valid_at, known_at, edge_types),
+            *believed(valid_at, known_at, edge_types, fading),
         ]
         if edges_only:
             where.append(facts.c.object_id.is_not(None))

@@ -29,6 +29,7 @@ from sqlalchemy import (
 
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.communities import communities_of as community_members_of
+from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.facts import rows_statement as facts_statement
 from apexmem.readmodels.fulltext import facts_fts, matches, messages_fts, rank, rarest
@@ -153,15 +154,22 @@ def ranked_facts(
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
     size: int = 20,
+    fading: Fading | None = None,
 ) -> list[tuple[FactKey, float]]:
-    """Believed facts whose sentence holds any of `terms`, by BM25 (best first), with it.
+    """Believed facts whose sentence holds any of `terms`, by BM25 (best first), with it
+    (not faded ones, when `fading` is given).
 
     Within `RANKED_ROWS`: the rarest of the words decide (see there).
     """
 
     def visible(ids: list[str]) -> dict[str, FactKey]:
         return visible_facts(
-            connection, ids, valid_at=valid_at, known_at=known_at, edge_types=edge_types
+            connection,
+            ids,
+            valid_at=valid_at,
+            known_at=known_at,
+            edge_types=edge_types,
+            fading=fading,
         )
 
     return _paged(connection, "facts", terms, size, visible)
@@ -183,10 +191,10 @@ def ranked_messages(
     return _paged(connection, "messages", terms, size, visible)
 
 
-def _visible_facts(valid: bool, known: bool, typed: bool) -> ClauseElement:
+def _visible_facts(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
     return select(*fact_key_columns()).where(
         as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True)),
-        *prepared_believed(valid, known, typed),
+        *prepared_believed(valid, known, typed, fading),
     )
 
 
@@ -200,12 +208,16 @@ def visible_facts(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
+    fading: Fading | None = None,
 ) -> dict[str, FactKey]:
-    """The fact versions among `ids` (hex) believed, known and valid at the times asked."""
+    """The fact versions among `ids` (hex) believed, known and valid at the times asked (and
+    not faded, when `fading` is given)."""
     wanted = list(dict.fromkeys(ids))
     found: dict[str, FactKey] = {}
     params: dict[str, Any] = {**stored_times(valid_at, known_at), "edge_types": list(edge_types)}
-    shape = (valid_at is not None, known_at is not None, bool(edge_types))
+    if fading is not None:
+        params.update(fading.params())
+    shape = (valid_at is not None, known_at is not None, bool(edge_types), fading is not None)
     for i in range(0, len(wanted), _CHUNK):
         params["ids"] = wanted[i : i + _CHUNK]
         found.update((r[0], FactKey(*r)) for r in _VISIBLE_FACTS.rows(connection, params, *shape))
@@ -247,14 +259,14 @@ def visible_messages(
     return found
 
 
-def _structure(end: str, valid: bool, known: bool, typed: bool) -> ClauseElement:
+def _structure(end: str, valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
     column = as_stored(facts.c[end])
     return (
         select(column, facts.c.edge_type, func.count())
         .where(
             column.in_(bindparam("ids", expanding=True)),
             facts.c.object_id.is_not(None),
-            *prepared_believed(valid, known, typed),
+            *prepared_believed(valid, known, typed, fading),
         )
         .group_by(column, facts.c.edge_type)
     )
@@ -270,8 +282,10 @@ def edge_structure(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
+    fading: Fading | None = None,
 ) -> dict[UUID, tuple[int, int]]:
-    """(degree, distinct edge types) of each entity over the believed edges in play.
+    """(degree, distinct edge types) of each entity over the believed edges in play (faded
+    ones left out when `fading` is given).
 
     Counted in SQL, per end and edge type (an edge from an entity to itself cannot exist).
     """
@@ -279,7 +293,9 @@ def edge_structure(
     degree: dict[str, int] = dict.fromkeys(wanted, 0)
     kinds: dict[str, set[str]] = {e: set() for e in wanted}
     params: dict[str, Any] = {**stored_times(valid_at, known_at), "edge_types": list(edge_types)}
-    shape = (valid_at is not None, known_at is not None, bool(edge_types))
+    if fading is not None:
+        params.update(fading.params())
+    shape = (valid_at is not None, known_at is not None, bool(edge_types), fading is not None)
     listed = list(wanted)
     for end in ("subject_id", "object_id"):
         for i in range(0, len(listed), _CHUNK):

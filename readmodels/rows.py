@@ -116,6 +116,12 @@ class GraphStats(msgspec.Struct, frozen=True, kw_only=True):
     position: int
     communities: int = 0
     """Live communities (`detect_communities` finds them)."""
+    faded_facts: int = 0
+    """Current facts whose decayed confidence is under 0.1 (left out of recall)."""
+    archived_facts: int = 0
+    """Fact versions archived by eviction (out of the read models' views, kept in the log)."""
+    archived_entities: int = 0
+    """Entities archived by eviction."""
 
 
 class EntityHit(msgspec.Struct, frozen=True, kw_only=True):

@@ -34,6 +34,7 @@ from sqlalchemy import (
 )
 
 from apexmem.domain.search_text import search_terms
+from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.facts import believed, fact_states
 from apexmem.readmodels.fulltext import (
     among,
@@ -240,16 +241,18 @@ def search_facts(
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
     limit: int = 20,
+    fading: Fading | None = None,
 ) -> list[FactHit]:
     """Believed fact versions whose sentence holds every word of `query`.
 
     The time axes are those of `facts_of`: valid at `valid_at` (open-ended when None),
-    in the state the store held at `known_at` (now when None).
+    in the state the store held at `known_at` (now when None). Faded versions are left
+    out when `fading` is given.
     """
     terms = search_terms(query)
     if not terms or limit <= 0:
         return []
-    where = believed(valid_at, known_at, edge_types)
+    where = believed(valid_at, known_at, edge_types, fading)
     joined = facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id)
     statement = _candidates(facts_fts, facts.c.position, joined=joined, where=where)
     statement = statement.add_columns(facts.c.fact_id)

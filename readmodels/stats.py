@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, func, not_, select
 
 from apexmem.readmodels.communities import community_count
+from apexmem.readmodels.decay import Fading
+from apexmem.readmodels.eviction import archived_counts
 from apexmem.readmodels.rows import GraphStats
 from apexmem.readmodels.store import tracked_position
 from apexmem.readmodels.tables import GRAPH, aliases, entities, episodes, facts, messages
@@ -12,8 +14,9 @@ from apexmem.readmodels.tables import GRAPH, aliases, entities, episodes, facts,
 __all__ = ["graph_stats"]
 
 
-def graph_stats(connection: Connection) -> GraphStats:
-    """Entities, aliases, fact versions and states, current facts, messages, communities."""
+def graph_stats(connection: Connection, *, fading: Fading | None = None) -> GraphStats:
+    """Entities, aliases, fact versions and states, current facts, messages, communities,
+    archived versions and entities, and (given `fading`) the current facts that faded."""
 
     def count(statement: object) -> int:
         return int(connection.execute(statement).scalar() or 0)  # type: ignore[call-overload]
@@ -27,6 +30,7 @@ def graph_stats(connection: Connection) -> GraphStats:
             facts.c.valid_until.is_(None),
         )
     )
+    archived_facts, archived_entities = archived_counts(connection)
     return GraphStats(
         entities=count(select(func.count()).select_from(entities)),
         aliases=count(select(func.count()).select_from(aliases)),
@@ -37,4 +41,7 @@ def graph_stats(connection: Connection) -> GraphStats:
         messages=count(select(func.count()).select_from(messages)),
         position=tracked_position(connection, GRAPH),
         communities=community_count(connection),
+        faded_facts=0 if fading is None else count(current.where(not_(fading.condition()))),
+        archived_facts=archived_facts,
+        archived_entities=archived_entities,
     )

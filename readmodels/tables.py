@@ -34,6 +34,7 @@ __all__ = [
     "community_members",
     "decay_rates",
     "entities",
+    "entity_matches",
     "episode_entities",
     "episodes",
     "extractions",
@@ -107,6 +108,13 @@ entities = Table(
     Column("archived_at", UtcMicros),
     Column("position", BigInteger, nullable=False),
 )
+Index(
+    "entities_merged",
+    entities.c.merged_into,
+    sqlite_where=entities.c.merged_into.is_not(None),
+    postgresql_where=entities.c.merged_into.is_not(None),
+)
+"""Merged entities only (few): who was merged into an entity, without reading the others."""
 
 aliases = Table(
     "aliases",
@@ -277,3 +285,19 @@ decay_rates = Table(
 )
 """Every confidence decay rate (per day) set for an edge type by a policy event, so the rate
 in force at any transaction time can be asked (types never set use the configured default)."""
+
+entity_matches = Table(
+    "entity_matches",
+    metadata,
+    Column("entity_id", Uuid, primary_key=True),
+    Column("position", BigInteger, primary_key=True),
+    Column("candidate", Uuid, nullable=False),
+    Column("score", Float, nullable=False),
+    Column("verdict", String(16), nullable=False),
+    Column("judge", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("recorded_at", UtcMicros, nullable=False),
+    Index("entity_matches_candidate", "candidate"),
+)
+"""Verdicts of resolution by similarity: a new entity compared with its nearest existing
+one (`same`: merged into it; `different`: kept apart, the pair recorded)."""

@@ -17,6 +17,7 @@ from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, func
 
 from apexmem.domain.recall.activation import Edge
 from apexmem.events.timeutil import from_micros
+from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.facts import facts_of, prepared_believed
 from apexmem.readmodels.prepared import Prepared, as_stored, stored_time, stored_times
@@ -50,8 +51,10 @@ def traverse_from(
     edge_types: Sequence[str] = (),
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
+    fading: Fading | None = None,
 ) -> Subgraph:
-    """Entities within `max_hops` of `start` over edges of `edge_types` (all when empty)."""
+    """Entities within `max_hops` of `start` over edges of `edge_types` (all when empty),
+    faded ones left out when `fading` is given."""
     depth: dict[UUID, int] = dict.fromkeys(start, 0)
     frontier = list(depth)
     for hop in range(max_hops):
@@ -64,6 +67,7 @@ def traverse_from(
             known_at=known_at,
             edge_types=edge_types,
             edges_only=True,
+            fading=fading,
         )
         frontier = []
         for edge in edges:
@@ -82,6 +86,7 @@ def traverse_from(
             known_at=known_at,
             edge_types=edge_types,
             edges_only=True,
+            fading=fading,
         )
         if e.subject_id in inside and e.object_id in inside
     ]
@@ -102,9 +107,11 @@ def activation_edges(
     valid_at: datetime | None = None,
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
+    fading: Fading | None = None,
 ) -> list[Edge[str]]:
     """The believed edges touching `ids`, as spreading activation weighs them (ids as stored:
-    hex, converted by no one: a spread walks thousands of them)."""
+    hex, converted by no one: a spread walks thousands of them); faded ones left out when
+    `fading` is given."""
     return [
         Edge(
             edge_id=w.fact_id,
@@ -121,6 +128,7 @@ def activation_edges(
             valid_at=valid_at,
             known_at=known_at,
             edge_types=edge_types,
+            fading=fading,
         )
     ]
 
@@ -164,7 +172,7 @@ class Expansion(msgspec.Struct, frozen=True, kw_only=True):
     cut_short: bool = False
 
 
-def _walk_statement(valid: bool, known: bool, typed: bool) -> ClauseElement:
+def _walk_statement(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
     ids: BindParameter[Any] = bindparam("ids", expanding=True)
     return (
         select(
@@ -177,7 +185,7 @@ def _walk_statement(valid: bool, known: bool, typed: bool) -> ClauseElement:
         .where(
             or_(as_stored(facts.c.subject_id).in_(ids), as_stored(facts.c.object_id).in_(ids)),
             facts.c.object_id.is_not(None),
-            *prepared_believed(valid, known, typed),
+            *prepared_believed(valid, known, typed, fading),
         )
     )
 
@@ -192,9 +200,12 @@ def _walk(
     valid_at: datetime | None,
     known_at: datetime | None,
     edge_types: Sequence[str],
+    fading: Fading | None = None,
 ) -> list[Walked]:
     params = {**stored_times(valid_at, known_at), "edge_types": list(edge_types), "ids": ids}
-    shape = (valid_at is not None, known_at is not None, bool(edge_types))
+    if fading is not None:
+        params.update(fading.params())
+    shape = (valid_at is not None, known_at is not None, bool(edge_types), fading is not None)
     return [Walked(*row) for row in _WALK.rows(connection, params, *shape)]
 
 
@@ -215,6 +226,7 @@ def expand(
     known_at: datetime | None = None,
     frontier_limit: int = MAX_FRONTIER,
     out_of_time: Callable[[], bool] = lambda: False,
+    fading: Fading | None = None,
 ) -> Expansion:
     """Breadth-first from every seed at once: the best `keep` edges by `score`.
 
@@ -225,7 +237,7 @@ def expand(
     the most `score` multiplies `match / (1 + hop)` by, so an entity whose bound is no
     better than the `keep`-th score found is not walked (nor anything beyond it). Rows
     stay as stored, so a caller converts only the few it keeps. `out_of_time` is asked
-    before each hop.
+    before each hop. Faded edges are not walked when `fading` is given.
     """
     reached = {s.hex: (0, match, s.hex) for s, match in seeds.items()}
     frontier = sorted(reached, key=lambda s: (-reached[s][1], s))
@@ -247,6 +259,7 @@ def expand(
                 valid_at=valid_at,
                 known_at=known_at,
                 edge_types=edge_types,
+                fading=fading,
             )
             if (edge.fact_id, edge.position) not in walked
         ]

@@ -11,7 +11,9 @@ from typing import Any, TextIO
 import click
 
 from apexmem.cli.backfill import backfill
+from apexmem.cli.evict import evict
 from apexmem.cli.graph import communities, decay_rate, episodes
+from apexmem.cli.merges import link_notes, merges
 from apexmem.cli.projection import project, rebuild, stats
 from apexmem.cli.query import entities, facts, traverse
 from apexmem.cli.recall import recall
@@ -287,8 +289,11 @@ for _command in (
     diff,
     entities,
     episodes,
+    evict,
     facts,
+    link_notes,
     mcp_command,
+    merges,
     project,
     rebuild,
     recall,

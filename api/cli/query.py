@@ -16,6 +16,7 @@ _VALID_AT = "Valid in the world at this time (default: facts still open-ended)."
 _KNOWN_AT = "As the store knew it at this time (default: now)."
 _TYPE = click.Choice(ENTITY_TYPES)
 _TYPE_HELP = "Only entities of this type (person, organization, tool, ...)."
+_FADED = "Also facts whose decayed confidence fell under 0.1 (left out by default)."
 
 
 @click.command()
@@ -23,6 +24,7 @@ _TYPE_HELP = "Only entities of this type (person, organization, tool, ...)."
 @click.option("--valid-at", callback=to_time, metavar="TIME", help=_VALID_AT)
 @click.option("--known-at", callback=to_time, metavar="TIME", help=_KNOWN_AT)
 @click.option("--type", "entity_type", type=_TYPE, metavar="TYPE", help=_TYPE_HELP)
+@click.option("--include-faded", is_flag=True, help=_FADED)
 @pass_state
 def facts(
     state: State,
@@ -31,6 +33,7 @@ def facts(
     valid_at: datetime | None,
     known_at: datetime | None,
     entity_type: str | None,
+    include_faded: bool,
 ) -> None:
     """Believed facts about an entity (as subject or object), on both time axes.
 
@@ -45,7 +48,9 @@ def facts(
         view = memory.as_of(known_at=known_at)
         if not view.entities(name, entity_type=entity_type, limit=1):
             no_entity(name, entity_type, known_at)
-        rows = view.facts_about(name, valid_at=valid_at, entity_type=entity_type)
+        rows = view.facts_about(
+            name, valid_at=valid_at, entity_type=entity_type, include_faded=include_faded
+        )
     if state.as_json:
         emit_json(rows)
     elif rows:
@@ -100,6 +105,7 @@ def entities(
 )
 @click.option("--valid-at", callback=to_time, metavar="TIME", help=_VALID_AT)
 @click.option("--known-at", callback=to_time, metavar="TIME", help=_KNOWN_AT)
+@click.option("--include-faded", is_flag=True, help=_FADED)
 @pass_state
 def traverse(
     state: State,
@@ -109,6 +115,7 @@ def traverse(
     edge_types: tuple[str, ...],
     valid_at: datetime | None,
     known_at: datetime | None,
+    include_faded: bool,
 ) -> None:
     """Entities within --hops of NAME over believed edges, and the edges between them.
 
@@ -118,7 +125,13 @@ def traverse(
 
     with state.open() as memory:
         view = memory.as_of(known_at=known_at)
-        found = view.traverse(name, max_hops=hops, edge_types=edge_types, valid_at=valid_at)
+        found = view.traverse(
+            name,
+            max_hops=hops,
+            edge_types=edge_types,
+            valid_at=valid_at,
+            include_faded=include_faded,
+        )
     if not found.entities:  # the start itself is always reached (hop 0) when it exists
         no_entity(name, known_at=known_at)
     if state.as_json:

@@ -39,6 +39,11 @@ __all__ = ["recall"]
 @click.option("--valid-at", callback=to_time, metavar="TIME", help="Recall the world at this time.")
 @click.option("--known-at", callback=to_time, metavar="TIME", help="Recall what was known then.")
 @click.option(
+    "--include-faded",
+    is_flag=True,
+    help="Also facts whose decayed confidence fell under 0.1 (left out by default).",
+)
+@click.option(
     "--context",
     "budget",
     type=click.IntRange(min=1),
@@ -56,6 +61,7 @@ def recall(
     mode: str,
     valid_at: datetime | None,
     known_at: datetime | None,
+    include_faded: bool,
     budget: int | None,
 ) -> None:
     """The facts and messages that best answer QUERY, best first, with why and where from.
@@ -73,6 +79,7 @@ def recall(
             mode=mode,
             valid_at=valid_at,
             known_at=known_at,
+            include_faded=include_faded,
         )
         context = None if budget is None else memory.format_context(found, budget_chars=budget)
     if state.as_json:

@@ -266,6 +266,9 @@ def stats_table(stats: MemoryStats) -> Table:
         ("episodes", graph.episodes),
         ("messages", graph.messages),
         ("communities", graph.communities),
+        ("faded facts", graph.faded_facts),
+        ("archived fact versions", graph.archived_facts),
+        ("archived entities", graph.archived_entities),
     )
     for name, value in rows:
         table.add_row(name, f"{value:,}")

@@ -4,7 +4,9 @@ diff, stats), run as real subprocesses against one memory prepared through the P
 The story, recorded at fixed times: on 2025-01-10 Alice works at Acme (since 2020), knows
 Bob and uses Rust; on 2025-03-05 she moves to Globex (since 2025-03-01) and Globex causes an
 outage; on 2025-04-01 her use of Rust is ended at 2025-03-31 and one message is recorded.
-Every test but the rebuild one only reads it.
+Every test but the rebuild one only reads it. Its settings turn confidence decay off: the
+commands run at the wall clock, long after 2025, when every fact of the story would have
+faded (these tests are about the time axes; tests/unit/test_decay_applied.py about decay).
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> str:
         memory.retract(rust.fact_id, valid_until=_day(2025, 3, 31), reason="moved to Go")
         memory.record_message(episode="c1", speaker="user", text="Alice left Acme.", at=APRIL)
     assert moved.supersedes == acme.fact_id
+    (directory / "apexmem.toml").write_text("[memory.graph]\ndefault_decay_rate = 0.0\n")
     return str(directory)
 
 

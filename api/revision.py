@@ -1,0 +1,142 @@
+"""Belief revision on the write path (`[memory.graph.belief_revision] enabled`).
+
+When an assertion adds a new current version joining a subject to an object entity, the
+facts believed now between the same two entities, with the same edge type, in other
+slots, are its candidates. They come from the graph read model up to its tracked
+position, from the log after it (the read model may lag) and from the batch. A candidate
+whose relation is of the same domain and whose sentence is similar enough is closed
+where the new fact starts, its verdict recorded first (see `domain.revision`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+from uuid import UUID
+from weakref import WeakKeyDictionary
+
+from apexmem.domain.revision import decide_revision, same_domain
+from apexmem.domain.state import FactVersion, SlotState
+from apexmem.domain.timeline import Decision, Proposal
+from apexmem.events.entity import EntityObserved
+from apexmem.events.fact import FactAsserted
+from apexmem.events.log import NewEvent, RecordedEvent
+from apexmem.logs import get_logger
+from apexmem.readmodels import tracked_position
+from apexmem.readmodels.between import open_facts_between
+from apexmem.readmodels.tables import GRAPH
+from apexmem.resolution import SimilarWrites
+from apexmem.staging import Meta, Staging
+
+__all__ = ["revise"]
+
+_logger = get_logger()
+_ASSERTED: Final = ("fact-asserted.v1",)
+_NEW_BELIEFS: Final = frozenset({"created", "superseded"})
+
+
+def revise(
+    similar: SimilarWrites,
+    staging: Staging,
+    proposal: Proposal,
+    decision: Decision,
+    meta: Meta,
+) -> int:
+    """Close the facts the new one contradicts (before it is staged); how many were closed."""
+    if proposal.object_id is None or decision.outcome not in _NEW_BELIEFS:
+        return 0
+    candidates = [
+        (slot, version)
+        for slot, fact_id, relation in _between(similar, staging, proposal)
+        if slot != proposal.slot_id and same_domain(relation, proposal.relation)
+        if (version := _open_version(staging, slot, fact_id)) is not None
+    ]
+    if not candidates:
+        return 0
+    try:
+        vectors = similar.embed([proposal.fact, *(v.fact for _, v in candidates)])
+    except Exception as e:  # a model's failure skips the revision, as the reference does
+        _logger.warning("revision.skipped", fact=proposal.fact, error=repr(e))
+        return 0
+    scores = vectors[1:] @ vectors[0]
+    closed = 0
+    for (slot, version), score in zip(candidates, scores, strict=True):
+        if float(score) < similar.contradiction:
+            continue
+        events = decide_revision(
+            version,
+            by=decision.fact_id,
+            starts=proposal.valid_from,
+            score=float(score),
+            model=similar.model,
+        )
+        if events:
+            staging.emit("slot", slot, events, meta)
+            closed += 1
+    return closed
+
+
+def _between(
+    similar: SimilarWrites, staging: Staging, proposal: Proposal
+) -> Iterable[tuple[UUID, UUID, str]]:
+    """(slot, fact id, relation) of facts asserted between the two entities, deduplicated."""
+    assert proposal.object_id is not None
+    pairs = _batch_pairs(similar, staging)
+    found: dict[int, tuple[UUID, UUID, str]] = {}
+    subject, target = proposal.subject_id.int, proposal.object_id.int
+    if subject not in pairs.created and target not in pairs.created:  # else none is older
+        with similar.store.read() as connection:
+            rows = open_facts_between(
+                connection, proposal.subject_id, proposal.object_id, edge_type=proposal.edge_type
+            )
+        for row in rows:
+            found[row.fact_id.int] = (row.slot_id, row.fact_id, row.relation)
+    for slot, data in pairs.found.get((subject, target), []):
+        if data.edge_type == proposal.edge_type:
+            found[data.fact_id.int] = (slot, data.fact_id, data.relation)
+    return found.values()
+
+
+class _Pairs:
+    """Facts by (subject, object) the read model may not hold: those past its position when
+    the batch started, and those the batch asserted so far; and the batch's new entities."""
+
+    def __init__(self) -> None:
+        self.scanned = 0
+        self.found: dict[tuple[int, int], list[tuple[UUID, FactAsserted]]] = {}
+        self.created: set[int] = set()
+
+    def add(self, events: Iterable[RecordedEvent | NewEvent]) -> None:
+        for event in events:
+            data = event.data
+            if isinstance(data, FactAsserted) and data.object_id is not None:
+                key = (data.subject_id.int, data.object_id.int)
+                self.found.setdefault(key, []).append((event.stream_id, data))
+            elif isinstance(data, EntityObserved) and event.version == 1:
+                self.created.add(data.entity_id.int)
+
+
+# Keyed weakly by the batch: each batch is read once in all, not once per assertion (the
+# log cannot change while the batch holds the write lock).
+_BATCHES: WeakKeyDictionary[Staging, _Pairs] = WeakKeyDictionary()
+
+
+def _batch_pairs(similar: SimilarWrites, staging: Staging) -> _Pairs:
+    pairs = _BATCHES.get(staging)
+    if pairs is None:
+        pairs = _BATCHES[staging] = _Pairs()
+        with similar.store.read() as connection:
+            position = tracked_position(connection, GRAPH)
+        pairs.add(similar.log.read(start=position + 1, tags=_ASSERTED))
+    pairs.add(staging.events[pairs.scanned :])
+    pairs.scanned = len(staging.events)
+    return pairs
+
+
+def _open_version(staging: Staging, slot: UUID, fact_id: UUID) -> FactVersion | None:
+    """The version as the log (and this batch) has it now, when still open and believed."""
+    state: SlotState = staging.state("slot", slot)
+    version = state.find(fact_id)
+    if version is None or version.standing != "believed" or version.valid_until is not None:
+        return None
+    return version

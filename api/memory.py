@@ -366,8 +366,9 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
     def project(self, *, progress: Progress | None = None) -> CatchUp:
         """Apply every event the read models have not seen yet (exactly once)."""
         done = self.runner.catch_up(progress=progress)
-        if self.similarity is not None:
-            self.similarity.catch_up()
+        if self.similarity is not None:  # the FAISS index is built beside the embedding
+            self.similarity.catch_up_indexed()
+            self.similarity.index.save()
         return done
 
     def rebuild(self, *, progress: Progress | None = None) -> CatchUp:

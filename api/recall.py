@@ -141,6 +141,9 @@ class Recaller:
                     known_at=known_at,
                     default=self._settings.memory.graph.default_decay_rate,
                 )
+            if vector is not None:  # a missing or stale index is built outside the budget
+                assert self._similarity is not None
+                self._similarity.index.sync(connection)
             with time_limited(connection, run.out_of_time):  # a slow statement is stopped too
                 self._full_text(connection, run)
                 if vector is not None and not run.out_of_time():

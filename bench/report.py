@@ -110,7 +110,7 @@ _ROWS: Final[tuple[tuple[str, Callable[[Run], str]], ...]] = (
     ),
     ("catch-up, graph (no embeddings)", lambda r: _rate(r["projection"]["graph"])),
     ("catch-up, vectors (embedding)", lambda r: _rate(r["projection"]["vectors"])),
-    ("FAISS index build", lambda r: f"{r['projection']['faiss_index_s']:,.1f} s"),
+    ("FAISS index, tail after the vectors", lambda r: f"{r['projection']['faiss_index_s']:,.0f} s"),
     ("catch-up with embeddings", lambda r: _rate(r["projection"]["with_embeddings"])),
     ("full rebuild", lambda r: _rate(r["projection"]["rebuild"])),
     (

@@ -2,6 +2,9 @@
 
 Run from the repository root:  python bench/vectors.py [--events 10000] [--out]
 With --out, writes bench/results/vectors.json.
+The FAISS index alone at scale (bench/faiss_scale.py; build, save, load, recall@10, peak
+RSS, each in its own process):  python bench/vectors.py --faiss 1000000 [--baseline OLD.py]
+[--ef-construction N] [--out]  (writes bench/results/faiss-<facts>.json with --out).
 
 The log is written by bench/project.py's workload with inline projection off. The graph is
 projected first (not timed here), then the vectors projection catches up from zero with
@@ -23,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import faiss_scale
 from project import write_log
 from sqlalchemy import func, select
 
@@ -122,7 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=10_000, help="events written first")
     parser.add_argument("--out", action="store_true", help=f"write {RESULTS}")
+    parser.add_argument("--faiss", type=int, default=0, help="the FAISS index alone at N facts")
+    parser.add_argument("--baseline", default=None, help="with --faiss: another vector_index.py")
+    parser.add_argument("--ef-construction", type=int, default=None, help="with --faiss")
     args = parser.parse_args(argv)
+    if args.faiss:
+        scaled = faiss_scale.run(
+            args.faiss, baseline=args.baseline, ef_construction=args.ef_construction
+        )
+        print(json.dumps(scaled, indent=2))
+        if args.out:
+            out = RESULTS.with_name(f"faiss-{args.faiss}.json")
+            out.write_text(json.dumps(scaled, indent=2) + "\n", encoding="utf-8")
+        return 0
     settings = Settings(memory=MemorySettings(projection=ProjectionSettings(inline=False)))
     with tempfile.TemporaryDirectory() as root:
         directory = Path(root) / "mem"

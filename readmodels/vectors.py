@@ -6,12 +6,14 @@ clears the items, never the cache). `vector_items` maps an entity, fact or messa
 text's hash. Its `vid` is the log position of the event that gave the item that text: the
 item's id in the FAISS index, the same however the log was batched, and new whenever the
 text changes, so an index catches up by reading the items past the last vid it holds (see
-`readmodels.vector_index`).
+`readmodels.vector_index`). `vector_replaced` keeps the vids an item left behind when its
+text changed, under the vid that replaced them: what an index past them must drop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import Any, Final
 from uuid import UUID
 
@@ -43,21 +45,29 @@ __all__ = [
     "VECTORS",
     "VectorProjection",
     "brute_force",
+    "count_items",
     "item_ids",
     "item_vectors",
+    "items_of",
+    "kind_vectors",
     "last_vid",
     "models_in_use",
+    "replaced_between",
     "reset_vector_items",
     "text_key",
     "vector_cache",
     "vector_items",
     "vector_metadata",
+    "vector_replaced",
+    "vectors_of",
 ]
 
 VECTORS: Final = "vectors"
 """The tracking name of the vectors projection."""
 
 _CHUNK: Final = 500
+_SCAN: Final = 16_384
+"""Vectors scored at once by a full scan."""
 
 vector_metadata = MetaData()
 """Apart from the graph's tables: `ReadModelStore.reset` must not drop the vector cache."""
@@ -81,6 +91,14 @@ vector_items = Table(
     Index("vector_items_item", "kind", "item_id", unique=True),
 )
 
+vector_replaced = Table(
+    "vector_replaced",
+    vector_metadata,
+    Column("vid", BigInteger, primary_key=True, autoincrement=False),
+    Column("kind", String(16), nullable=False),
+    Column("replaced_at", BigInteger, nullable=False, index=True),
+)
+
 
 def text_key(text: str) -> str:
     """The cache key of a text: its blake3 hash, hex."""
@@ -98,21 +116,30 @@ class VectorProjection:
 
     def apply(self, connection: Connection, events: Sequence[RecordedEvent]) -> None:
         """Cache the vectors of new texts and point each item at its text (caller's transaction)."""
-        latest: dict[tuple[str, UUID], tuple[VectorText, int]] = {}
+        latest: dict[tuple[Kind, UUID], tuple[VectorText, int]] = {}
+        first: dict[tuple[Kind, UUID], int] = {}
+        replaced: list[dict[str, Any]] = []  # a text set again inside the batch
         for event in events:
             found = text_of(event)
             if found is not None:
-                latest[(found.kind, found.item_id)] = (found, event.position)
+                key = (found.kind, found.item_id)
+                if key in latest:
+                    old = latest[key][1]
+                    replaced.append({"vid": old, "kind": found.kind, "replaced_at": event.position})
+                first.setdefault(key, event.position)
+                latest[key] = (found, event.position)
         if not latest:
             return
-        keyed = {text_key(t.text): t.text for t, _ in latest.values()}
-        self._embed_missing(connection, keyed)
+        hashed = [(t, p, text_key(t.text)) for t, p in latest.values()]  # once per text
+        self._embed_missing(connection, {key: t.text for t, _, key in hashed})
         model = self.embedder.name
         rows = [
-            {"kind": t.kind, "item_id": t.item_id, "model": model, "key": text_key(t.text), "at": p}
-            for t, p in latest.values()
+            {"kind": t.kind, "item_id": t.item_id, "model": model, "key": key, "at": p}
+            for t, p, key in hashed
         ]
-        connection.execute(_FORGET, [{"kind": r["kind"], "item_id": r["item_id"]} for r in rows])
+        replaced += _forget(connection, first)
+        if replaced:
+            connection.execute(insert(vector_replaced), replaced)
         connection.execute(_POINT, rows)
 
     def _embed_missing(self, connection: Connection, keyed: dict[str, str]) -> None:
@@ -135,13 +162,39 @@ class VectorProjection:
         )
 
 
+_CACHED_ROW: Final = (vector_cache.c.model == vector_items.c.model) & (
+    vector_cache.c.text_key == vector_items.c.text_key
+)
 _CACHED: Final = select(vector_cache.c.text_key).where(
     vector_cache.c.model == bindparam("model"),
     vector_cache.c.text_key.in_(bindparam("keys", expanding=True)),
 )
-_FORGET: Final = delete(vector_items).where(
-    vector_items.c.kind == bindparam("kind"), vector_items.c.item_id == bindparam("item_id")
-)
+
+
+def _forget(connection: Connection, items: dict[tuple[Kind, UUID], int]) -> list[dict[str, Any]]:
+    """Drop the items' rows; each old vid under the vid that first replaces it (`items`).
+
+    Every vid an item had but its last is noted, however the log was batched: an index
+    holding any of them learns it is gone.
+    """
+    by_kind: dict[Kind, list[UUID]] = {}
+    for kind, item_id in items:
+        by_kind.setdefault(kind, []).append(item_id)
+    replaced = []
+    for kind, ids in by_kind.items():
+        for i in range(0, len(ids), _CHUNK):
+            dropped = connection.execute(
+                delete(vector_items)
+                .where(vector_items.c.kind == kind, vector_items.c.item_id.in_(ids[i : i + _CHUNK]))
+                .returning(vector_items.c.vid, vector_items.c.item_id)
+            )
+            replaced += [
+                {"vid": vid, "kind": kind, "replaced_at": items[(kind, item_id)]}
+                for vid, item_id in dropped
+            ]
+    return replaced
+
+
 _POINT: Final = insert(vector_items).values(
     kind=bindparam("kind"),
     item_id=bindparam("item_id"),
@@ -155,6 +208,7 @@ def reset_vector_items(connection: Connection) -> None:
     """Drop the items and the tracked position, inside the caller's transaction; keep the cache."""
     vector_metadata.create_all(connection)
     connection.execute(delete(vector_items))
+    connection.execute(delete(vector_replaced))
     set_position(connection, VECTORS, 0)
 
 
@@ -194,6 +248,71 @@ def item_vectors(
     yield from connection.execute(query)
 
 
+def kind_vectors(connection: Connection, *, model: str, kind: Kind) -> Iterator[tuple[int, bytes]]:
+    """(vid, vector bytes) of every item of `kind` embedded by `model`, in vid order."""
+    query = (
+        select(vector_items.c.vid, vector_cache.c.vector)
+        .join(vector_cache, _CACHED_ROW)
+        .where(vector_items.c.model == model, vector_items.c.kind == kind)
+        .order_by(vector_items.c.vid)
+    )
+    yield from connection.execute(query)
+
+
+def vectors_of(
+    connection: Connection, *, model: str, kind: Kind, vids: Sequence[int]
+) -> list[tuple[int, UUID, bytes]]:
+    """(vid, item id, vector bytes) of those of `vids` that are still items of `kind`.
+
+    Plain SQL by the primary key: this runs on every nearest-item question, where building
+    and compiling an SQLAlchemy statement cost more than the lookup.
+    """
+    if not vids:
+        return []
+    marks = ",".join("?" * len(vids))
+    rows = connection.exec_driver_sql(
+        "SELECT i.vid, i.item_id, c.vector, i.kind, i.model FROM vector_items AS i"
+        " JOIN vector_cache AS c ON c.model = i.model AND c.text_key = i.text_key"
+        f" WHERE i.vid IN ({marks})",  # the kind's index would be chosen and scanned
+        tuple(vids),
+    )
+    return [
+        (vid, UUID(hex=item), vector)
+        for vid, item, vector, found, by in rows
+        if found == kind and by == model
+    ]
+
+
+def items_of(
+    connection: Connection, *, model: str, kind: Kind, vids: Sequence[int]
+) -> dict[int, UUID]:
+    """The item id of each of `vids` that is still an item of `kind` (plain SQL by the
+    primary key, as `vectors_of`)."""
+    if not vids:
+        return {}
+    marks = ",".join("?" * len(vids))
+    rows = connection.exec_driver_sql(
+        "SELECT vid, item_id, kind, model FROM vector_items"
+        f" WHERE vid IN ({marks})",  # the kind's index would be chosen and scanned
+        tuple(vids),
+    )
+    return {vid: UUID(hex=item) for vid, item, found, by in rows if found == kind and by == model}
+
+
+def count_items(connection: Connection, *, model: str, kind: Kind) -> int:
+    """How many items of `kind` have a vector from `model`."""
+    query = select(func.count()).where(vector_items.c.model == model, vector_items.c.kind == kind)
+    return int(connection.execute(query).scalar() or 0)
+
+
+def replaced_between(connection: Connection, after: int, until: int) -> Iterator[tuple[int, Kind]]:
+    """(old vid, kind) of the items whose text was replaced by a vid in (`after`, `until`]."""
+    query = select(vector_replaced.c.vid, vector_replaced.c.kind).where(
+        vector_replaced.c.replaced_at > after, vector_replaced.c.replaced_at <= until
+    )
+    yield from connection.execute(query)
+
+
 def last_vid(connection: Connection) -> int:
     """The highest vid in use (0 when there are no items)."""
     return int(connection.execute(select(func.max(vector_items.c.vid))).scalar() or 0)
@@ -202,22 +321,25 @@ def last_vid(connection: Connection) -> int:
 def brute_force(
     connection: Connection, kind: Kind, query: Vectors, k: int, *, model: str
 ) -> list[tuple[UUID, float]]:
-    """The exact top `k` (item id, cosine) of `kind` by a scan of every SQL vector."""
-    ids: list[UUID] = []
-    blobs: list[bytes] = []
-    for _vid, _kind, item_id, vector in item_vectors(connection, model=model, kind=kind):
-        ids.append(item_id)
-        blobs.append(vector)
-    if not ids or k <= 0:
+    """The exact top `k` (item id, cosine) of `kind` by a scan of every SQL vector (read
+    and scored a chunk at a time: the scan never holds more than a chunk and the best k)."""
+    if k <= 0:
         return []
-    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
-    scores = matrix @ np.asarray(query, dtype=np.float32).reshape(-1)
-    top = _top(scores, k)
-    return [(ids[i], float(scores[i])) for i in top]
+    vector = np.asarray(query, dtype=np.float32).reshape(-1)
+    best: list[UUID] = []
+    best_scores = np.empty(0, dtype=np.float32)
+    rows = item_vectors(connection, model=model, kind=kind)
+    while chunk := list(islice(rows, _SCAN)):
+        matrix = np.frombuffer(b"".join(row[3] for row in chunk), dtype=np.float32)
+        scores = np.concatenate([best_scores, matrix.reshape(len(chunk), -1) @ vector])
+        ids = best + [row[2] for row in chunk]
+        top = _top(scores, k)
+        best, best_scores = [ids[i] for i in top], scores[top]
+    return [(item, float(score)) for item, score in zip(best, best_scores, strict=True)]
 
 
 def _top(scores: Any, k: int) -> Any:
     if k < len(scores):
-        part = np.argpartition(-scores, k - 1)[:k]
+        part = np.sort(np.argpartition(-scores, k - 1)[:k])  # equal scores in vid order
         return part[np.argsort(-scores[part], kind="stable")]
     return np.argsort(-scores, kind="stable")

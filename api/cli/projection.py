@@ -6,8 +6,9 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from time import monotonic
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import click
 
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
     from apexmem.replay.runner import CatchUp
 
 __all__ = ["project", "rebuild", "stats"]
+
+_SAVE_EVERY_S: Final = 60.0
+"""How often a follower saves the FAISS index file when it moved (it is saved on stop too)."""
 
 
 @click.command()
@@ -51,11 +55,16 @@ def _follow(state: State, memory: Memory) -> None:
     from apexmem.logs import get_logger
 
     logger = get_logger()
+    saved = [monotonic()]
 
     def caught_up(done: CatchUp) -> None:
         logger.info("projection.caught_up", projection="graph", position=done.position)
         if memory.similarity is not None:  # the vectors follow the graph, batch by batch
             vectors = memory.similarity.catch_up()
+            memory.similarity.index.sync()  # and the FAISS index follows the vectors
+            if monotonic() - saved[0] >= _SAVE_EVERY_S:  # readers opening it find it current
+                memory.similarity.index.save()
+                saved[0] = monotonic()
             logger.info("projection.caught_up", projection="vectors", position=vectors.position)
 
     with (

@@ -13,7 +13,7 @@ import pytest
 from apexmem import Memory, Settings, ValidationError, parse_settings
 from apexmem.domain.embedding import Embedder, HashingEmbedder, Vectors
 from apexmem.readmodels.vector_index import VectorIndex
-from apexmem.readmodels.vectors import brute_force
+from apexmem.readmodels.vectors import brute_force, last_vid, replaced_between
 
 TOPICS = (
     "rust cargo crates compiler",
@@ -178,7 +178,7 @@ def test_the_index_file_and_its_position_survive_reopen(
     assert after == before
 
 
-@pytest.mark.parametrize("damage", ["delete", "stale", "garbage"])
+@pytest.mark.parametrize("damage", ["delete", "stale", "garbage", "truncated"])
 def test_a_missing_or_stale_index_file_is_rebuilt_on_open(
     tmp_path: Path, clock: Callable[[], datetime], damage: str
 ) -> None:
@@ -197,6 +197,9 @@ def test_a_missing_or_stale_index_file_is_rebuilt_on_open(
         index_file.unlink()
     elif damage == "stale":
         index_file.write_bytes(stale)
+    elif damage == "truncated":
+        whole = index_file.read_bytes()
+        index_file.write_bytes(whole[: len(whole) // 2])
     else:
         index_file.write_bytes(b"not an index")
 
@@ -260,6 +263,33 @@ def test_an_item_whose_text_changes_is_found_by_its_new_text_only(
     assert found[0].score > 0.5
 
 
+def test_a_changed_text_leaves_its_old_vid_for_the_index_to_drop(
+    tmp_path: Path, clock: Callable[[], datetime]
+) -> None:
+    memory = _open(tmp_path / "mem", clock, HashingEmbedder())
+    memory.observe_entity(name="Zed", summary="a violin maker")
+    memory.observe_entity(name="Ann", summary="a violin maker")
+    with memory.store.read() as connection:
+        before = last_vid(connection)
+    memory.observe_entity(name="Zed", summary="a tomato gardener")
+
+    with memory.store.read() as connection:
+        now = last_vid(connection)
+        replaced = list(replaced_between(connection, 0, now))
+        later = list(replaced_between(connection, now, now + 10))
+    memory.rebuild()
+    with memory.store.read() as connection:
+        rebuilt = list(replaced_between(connection, 0, now))
+    memory.close()
+
+    assert now > before
+    assert len(replaced) == 1
+    assert replaced[0][1] == "entity"
+    assert replaced[0][0] < now
+    assert later == []
+    assert rebuilt == replaced  # the same log gives the same read model
+
+
 def test_vectors_can_be_turned_off(tmp_path: Path, clock: Callable[[], datetime]) -> None:
     settings = _settings("[memory.vectors]\nenabled = false\n")
     memory = _open(tmp_path / "mem", clock, HashingEmbedder(), settings)
@@ -318,3 +348,35 @@ def test_an_hnsw_index_never_answers_with_a_replaced_text(
     assert hnsw
     assert len(found) == 3 == len({s.item_id for s in found})
     assert found[-1].score < found[0].score
+
+
+def test_the_index_built_beside_the_catch_up_matches_one_built_after(
+    tmp_path: Path, clock: Callable[[], datetime]
+) -> None:
+    toml = (
+        "[memory.projection]\ninline = false\nbatch_size = 7\n"
+        "[memory.vectors]\nhnsw_threshold = 30\n"
+    )
+    embedder = HashingEmbedder()
+    memory = _open(tmp_path / "mem", clock, embedder, _settings(toml))
+    _fill(memory, 50)
+    for name in ("Ann", "Bob", "Ann"):
+        memory.observe_entity(name=name, summary=f"{name} plays the violin at concerts")
+    memory.runner.catch_up()
+    assert memory.similarity is not None
+    similarity = memory.similarity
+
+    done = similarity.catch_up_indexed()
+    query = embedder.embed(["piano violin concert music"])[0]
+    found = {kind: similarity.index.nearest(kind, query, 100) for kind in ("fact", "entity")}
+    hnsw = similarity.index.is_hnsw("fact")
+    other = VectorIndex(memory.store, model=embedder.name, dimension=256, path=tmp_path / "o")
+    after = {kind: other.nearest(kind, query, 100) for kind in ("fact", "entity")}
+    memory.close()
+
+    assert done.batches > 3
+    assert hnsw
+    for kind in ("fact", "entity"):  # HNSW rescored by numpy, flat scored by FAISS
+        assert [i for i, _ in found[kind]] == [i for i, _ in after[kind]]
+        assert np.allclose([s for _, s in found[kind]], [s for _, s in after[kind]], atol=1e-6)
+    assert len(found["fact"]) == 50

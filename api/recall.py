@@ -194,11 +194,15 @@ class Recaller:
         assert self._similarity is not None
         index = self._similarity.index
         # Superseded and retracted versions are in the index too: ask for more than needed.
-        near_facts = index.nearest("fact", vector, run.pool * 3, connection=connection)
-        near_messages = index.nearest("message", vector, run.pool, connection=connection)
+        near_facts = index.nearest_keys(
+            "fact", vector, run.pool * 3, connection=connection, sync=False
+        )
+        near_messages = index.nearest_keys(
+            "message", vector, run.pool, connection=connection, sync=False
+        )
         facts = visible_facts(
             connection,
-            [i.hex for i, _ in near_facts],
+            [i for i, _ in near_facts],
             valid_at=run.valid_at,
             known_at=run.known_at,
             edge_types=run.explicit,
@@ -206,16 +210,14 @@ class Recaller:
         )
         messages = visible_messages(
             connection,
-            [i.hex for i, _ in near_messages],
+            [i for i, _ in near_messages],
             valid_at=run.valid_at,
             known_at=run.known_at,
         )
         run.facts.update(facts)
         run.messages.update(messages)
-        found: list[tuple[float, _Key]] = [
-            (s, ("fact", i.hex)) for i, s in near_facts if i.hex in facts
-        ]
-        found += [(s, ("message", i.hex)) for i, s in near_messages if i.hex in messages]
+        found: list[tuple[float, _Key]] = [(s, ("fact", i)) for i, s in near_facts if i in facts]
+        found += [(s, ("message", i)) for i, s in near_messages if i in messages]
         run.add_list("vector", found)
 
     def _seeds(
@@ -227,7 +229,9 @@ class Recaller:
             matches[hit.entity_id] = hit.score
             run.seed_names[hit.entity_id] = (hit.name, hit.entity_type)
         if not matches and vector is not None and self._similarity is not None:
-            near = self._similarity.index.nearest("entity", vector, run.size, connection=connection)
+            near = self._similarity.index.nearest(
+                "entity", vector, run.size, connection=connection, sync=False
+            )
             roots = visible_entities(connection, [i for i, _ in near], known_at=run.known_at)
             for entity, score in near:
                 if entity in roots:

@@ -29,25 +29,55 @@ class Prepared:
     def __init__(self, build: Callable[..., ClauseElement]) -> None:
         self._build = build
         self._compiled: dict[tuple[str, Hashable], SQLCompiler] = {}
+        self._expanded: dict[tuple[Any, ...], str] = {}
 
     def rows(
         self, connection: Connection, params: Mapping[str, Any], *shape: Hashable
     ) -> Sequence[Any]:
         """The rows (tuples) of the statement `build(*shape)` for `params` (values as stored)."""
+        statement, args = self.expand(connection, params, *shape)
+        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(statement, args)
+            return cursor.fetchall()  # type: ignore[no-any-return]
+        finally:
+            cursor.close()
+
+    def expand(
+        self, connection: Connection, params: Mapping[str, Any], *shape: Hashable
+    ) -> tuple[str, Any]:
+        """The SQL text with its IN lists expanded, and its parameters for the driver.
+
+        SQLAlchemy's expansion costs more than a small query: for a positional dialect the
+        text is kept per length of each IN list, and the parameters are laid out in the
+        order the compiler placed them, each list in its own place.
+        """
         key = (connection.dialect.name, shape)
         compiled = self._compiled.get(key)
         if compiled is None:
             built = self._build(*shape).compile(dialect=connection.dialect)
             assert isinstance(built, SQLCompiler)
             compiled = self._compiled[key] = built
-        state = compiled.construct_expanded_state(dict(params))
-        args = state.positional_parameters if compiled.positional else state.parameters
-        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
-            cursor.execute(state.statement, args)
-            return cursor.fetchall()  # type: ignore[no-any-return]
-        finally:
-            cursor.close()
+        order = compiled.positiontup
+        if not compiled.positional or order is None or compiled.literal_execute_params:
+            state = compiled.construct_expanded_state(dict(params))
+            return state.statement, state.parameters
+        values: list[Any] = [
+            params[name] if name in params else compiled.binds[name].effective_value
+            for name in order
+        ]
+        lengths = tuple(len(v) if isinstance(v, list | tuple) else -1 for v in values)
+        args: list[Any] = []
+        for value, length in zip(values, lengths, strict=True):
+            if length < 0:
+                args.append(value)
+            else:
+                args.extend(value)
+        statement = self._expanded.get((key, lengths))
+        if statement is None:
+            state = compiled.construct_expanded_state(dict(params))
+            statement = self._expanded[(key, lengths)] = state.statement
+        return statement, args
 
 
 def as_stored(column: ColumnElement[Any]) -> ColumnElement[Any]:

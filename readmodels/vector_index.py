@@ -167,17 +167,38 @@ class VectorIndex:
             self._sync(connection)
 
     def nearest(
-        self, kind: Kind, query: Vectors, k: int, *, connection: Connection | None = None
+        self,
+        kind: Kind,
+        query: Vectors,
+        k: int,
+        *,
+        connection: Connection | None = None,
+        sync: bool = True,
     ) -> list[tuple[UUID, float]]:
         """The `k` items of `kind` closest to the normalized `query` vector: (item id, cosine).
 
         A caller reading in a transaction passes its `connection`: the index then catches
-        up with what that transaction sees, and no other transaction is opened.
+        up with what that transaction sees, and no other transaction is opened; `sync=False`
+        when the caller already synced the index in that transaction.
         """
+        found = self.nearest_keys(kind, query, k, connection=connection, sync=sync)
+        return [(UUID(hex=item), score) for item, score in found]
+
+    def nearest_keys(
+        self,
+        kind: Kind,
+        query: Vectors,
+        k: int,
+        *,
+        connection: Connection | None = None,
+        sync: bool = True,
+    ) -> list[tuple[str, float]]:
+        """`nearest` with the item ids as stored (hex), for callers that query SQL with them."""
         if connection is None:
             with self._store.read() as reading:
-                return self.nearest(kind, query, k, connection=reading)
-        self.sync(connection)
+                return self.nearest_keys(kind, query, k, connection=reading)
+        if sync or self._kinds is None:
+            self.sync(connection)
         assert self._kinds is not None
         held = self._kinds[kind]
         if k <= 0 or held.live <= 0:
@@ -368,7 +389,7 @@ def _chunks(rows: Iterable[tuple[Any, ...]], dimension: int) -> Iterator[tuple[A
         yield vids, matrix.reshape(len(chunk), dimension)
 
 
-def _ranked(rows: list[tuple[int, UUID, bytes]], query: Any, k: int) -> list[tuple[UUID, float]]:
+def _ranked(rows: list[tuple[int, str, bytes]], query: Any, k: int) -> list[tuple[str, float]]:
     """The top `k` of the candidate rows by exact cosine; equal scores by vid."""
     if not rows:
         return []

@@ -261,8 +261,8 @@ def kind_vectors(connection: Connection, *, model: str, kind: Kind) -> Iterator[
 
 def vectors_of(
     connection: Connection, *, model: str, kind: Kind, vids: Sequence[int]
-) -> list[tuple[int, UUID, bytes]]:
-    """(vid, item id, vector bytes) of those of `vids` that are still items of `kind`.
+) -> list[tuple[int, str, bytes]]:
+    """(vid, item id as hex, vector bytes) of those of `vids` that are still items of `kind`.
 
     Plain SQL by the primary key: this runs on every nearest-item question, where building
     and compiling an SQLAlchemy statement cost more than the lookup.
@@ -277,7 +277,7 @@ def vectors_of(
         tuple(vids),
     )
     return [
-        (vid, UUID(hex=item), vector)
+        (vid, item, vector)
         for vid, item, vector, found, by in rows
         if found == kind and by == model
     ]
@@ -285,8 +285,8 @@ def vectors_of(
 
 def items_of(
     connection: Connection, *, model: str, kind: Kind, vids: Sequence[int]
-) -> dict[int, UUID]:
-    """The item id of each of `vids` that is still an item of `kind` (plain SQL by the
+) -> dict[int, str]:
+    """The item id (hex) of each of `vids` that is still an item of `kind` (plain SQL by the
     primary key, as `vectors_of`)."""
     if not vids:
         return {}
@@ -296,7 +296,7 @@ def items_of(
         f" WHERE vid IN ({marks})",  # the kind's index would be chosen and scanned
         tuple(vids),
     )
-    return {vid: UUID(hex=item) for vid, item, found, by in rows if found == kind and by == model}
+    return {vid: item for vid, item, found, by in rows if found == kind and by == model}
 
 
 def count_items(connection: Connection, *, model: str, kind: Kind) -> int:

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, create_engine, select
 
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.recall import composite_score
 from apexmem.readmodels import recall as reads
+from apexmem.readmodels.prepared import Prepared
 from apexmem.readmodels.traverse import Walked, expand
 
 
@@ -135,3 +138,34 @@ def test_a_hit_carries_the_same_row_the_queries_give(memory: Memory) -> None:
     hits = [h for h in found if h.kind == "fact"]
     assert {h.item_id for h in hits} == set(rows)
     assert all(h.fact == rows[h.item_id] for h in hits)
+
+
+def test_a_prepared_statement_lays_out_its_parameters_as_sqlalchemy_expands_them(
+    tmp_path: Path,
+) -> None:
+    # The expanded text is kept per IN-list length and the parameters are laid out by hand:
+    # they must equal SQLAlchemy's own expansion for every length, with defaults filled in.
+    table = Table("t", MetaData(), Column("a", String), Column("b", Integer))
+    statement = Prepared(
+        lambda: select(table.c.a).where(
+            table.c.a.in_(bindparam("xs", expanding=True)),
+            table.c.b > bindparam("low"),
+            table.c.b.in_(bindparam("ys", expanding=True)),
+            table.c.a != "z",  # a literal: a bind parameter with its own value
+        )
+    )
+    engine = create_engine(f"sqlite:///{tmp_path / 'p.db'}")
+    rows = [("a", 1), ("b", 2), ("c", 0), ("d", 3), ("z", 1)]
+    with engine.begin() as connection:
+        table.metadata.create_all(connection)
+        connection.execute(table.insert(), [{"a": a, "b": b} for a, b in rows])
+    with engine.connect() as connection:
+        compiled = select(table.c.a).compile(dialect=connection.dialect)
+        assert compiled.positional
+        for xs, ys in [([], [1]), (["a"], [1, 2]), (["a", "b", "c"], []), (["d"], [3])]:
+            params = {"xs": xs, "low": 0, "ys": ys}
+            text, args = statement.expand(connection, params)
+            state = statement._compiled[("sqlite", ())].construct_expanded_state(params)
+            assert (text, list(args)) == (state.statement, list(state.positional_parameters))
+            wanted = {a for a, b in rows if a in xs and b > 0 and b in ys and a != "z"}
+            assert {a for (a,) in statement.rows(connection, params)} == wanted

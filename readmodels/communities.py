@@ -14,6 +14,7 @@ from sqlalchemy import Connection, bindparam, func, or_, select
 
 from apexmem.domain.communities import GraphEdge, Node, StoredCommunity
 from apexmem.domain.summaries import DraftFact, DraftMember
+from apexmem.readmodels.prepared import Prepared, as_stored
 from apexmem.readmodels.tables import communities, community_members, entities, facts
 
 __all__ = [
@@ -224,18 +225,26 @@ def draft_facts(connection: Connection, edges: Iterable[GraphEdge]) -> dict[UUID
 # Questions -----------------------------------------------------------------------------------
 
 
+_LIVE_COMMUNITY: Final = Prepared(
+    lambda: select(
+        as_stored(community_members.c.entity_id), as_stored(community_members.c.community_id)
+    ).where(
+        as_stored(community_members.c.entity_id).in_(bindparam("ids", expanding=True)),
+        community_members.c.left_at.is_(None),
+    )
+)
+
+
 def communities_of(connection: Connection, ids: Sequence[UUID]) -> dict[UUID, UUID]:
-    """The live community of each entity that has one (entities without one are left out)."""
-    wanted = list(dict.fromkeys(ids))
+    """The live community of each entity that has one (entities without one are left out).
+
+    On the prepared path: recall asks it for its seeds every time."""
+    wanted = {e.hex: e for e in ids}
+    listed = list(wanted)
     found: dict[UUID, UUID] = {}
-    for i in range(0, len(wanted), _CHUNK):
-        rows = connection.execute(
-            select(community_members.c.entity_id, community_members.c.community_id).where(
-                community_members.c.entity_id.in_(wanted[i : i + _CHUNK]),
-                community_members.c.left_at.is_(None),
-            )
-        )
-        found.update((r.entity_id, r.community_id) for r in rows)
+    for i in range(0, len(listed), _CHUNK):
+        rows = _LIVE_COMMUNITY.rows(connection, {"ids": listed[i : i + _CHUNK]})
+        found.update((wanted[entity], UUID(hex=community)) for entity, community in rows)
     return found
 
 

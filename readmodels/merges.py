@@ -9,7 +9,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import Connection, and_, select
+from sqlalchemy import Connection, Select, and_, select
 
 from apexmem.readmodels.tables import entities, entity_matches
 
@@ -37,17 +37,21 @@ class MergeRow(msgspec.Struct, frozen=True, kw_only=True):
 def merges(connection: Connection, *, apart: bool = False, limit: int = 100) -> list[MergeRow]:
     """Merges, oldest first; with `apart`, the pairs kept apart too (by time)."""
     source, target = entities.alias("source"), entities.alias("target")
-    merged = (
-        select(
+
+    def pairs(at: Any) -> Select[Any]:
+        return select(
             source.c.entity_id,
             source.c.name,
             source.c.entity_type,
             target.c.entity_id.label("target_id"),
             target.c.name.label("target"),
-            source.c.merged_at.label("at"),
+            at.label("at"),
             entity_matches.c.score,
             entity_matches.c.judge,
         )
+
+    merged = (
+        pairs(source.c.merged_at)
         .join(target, target.c.entity_id == source.c.merged_into)
         .outerjoin(
             entity_matches,
@@ -62,16 +66,7 @@ def merges(connection: Connection, *, apart: bool = False, limit: int = 100) -> 
     rows = [_row(r._fields, tuple(r), "merged") for r in connection.execute(merged)]
     if apart:
         kept = (
-            select(
-                source.c.entity_id,
-                source.c.name,
-                source.c.entity_type,
-                target.c.entity_id.label("target_id"),
-                target.c.name.label("target"),
-                entity_matches.c.recorded_at.label("at"),
-                entity_matches.c.score,
-                entity_matches.c.judge,
-            )
+            pairs(entity_matches.c.recorded_at)
             .join(source, source.c.entity_id == entity_matches.c.entity_id)
             .join(target, target.c.entity_id == entity_matches.c.candidate)
             .where(entity_matches.c.verdict == "different")

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from apexmem import Memory
-from apexmem.domain.embedding import HashingEmbedder
+from apexmem.domain.embedding import Embedder, HashingEmbedder
+from apexmem.embedders import WordLlamaEmbedder
 
 settings.register_profile(
     "ci",
@@ -59,3 +60,9 @@ def memory(tmp_path: Path, clock: Callable[[], datetime]) -> Iterator[Memory]:
     mem = Memory.open(tmp_path / "mem", clock=clock, embedder=HashingEmbedder())
     yield mem
     mem.close()
+
+
+@pytest.fixture(scope="session")
+def wordllama() -> Embedder:
+    """The real WordLlama embedder, loaded once for the whole run (from its wheel, offline)."""
+    return WordLlamaEmbedder()

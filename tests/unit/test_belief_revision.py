@@ -15,18 +15,12 @@ from apexmem import AssertFact, Memory, parse_settings
 from apexmem.domain.embedding import Embedder, HashingEmbedder
 from apexmem.domain.revision import decide_revision, relation_similarity, same_domain
 from apexmem.domain.state import FactVersion
-from apexmem.embedders import WordLlamaEmbedder
 from apexmem.events.fact import FactSuperseded
 from apexmem.events.similarity import FactContradicted
 
 ON = "[memory.graph.belief_revision]\nenabled = true\n"
 T2020 = datetime(2020, 1, 1, tzinfo=UTC)
 T2021 = datetime(2021, 1, 1, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def wordllama() -> Embedder:
-    return WordLlamaEmbedder()
 
 
 @pytest.fixture

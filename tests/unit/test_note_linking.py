@@ -11,16 +11,10 @@ import pytest
 
 from apexmem import Memory, parse_settings
 from apexmem.domain.embedding import Embedder, HashingEmbedder
-from apexmem.embedders import WordLlamaEmbedder
 from apexmem.events.similarity import NotesLinked
 from apexmem.linking import SIMILAR_TO
 
 ON = "[memory.graph.note_linking]\nenabled = true\n"
-
-
-@pytest.fixture(scope="module")
-def wordllama() -> Embedder:
-    return WordLlamaEmbedder()
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from apexmem.domain.deciders import decide_merge
 from apexmem.domain.embedding import Embedder
 from apexmem.domain.resolution import Candidate, KeepSeparate, Thresholds, band
 from apexmem.domain.state import EntityState
-from apexmem.embedders import WordLlamaEmbedder
 from apexmem.events.entity import EntityMerged
 from apexmem.events.errors import ValidationError
 from apexmem.events.similarity import EntityMatched
@@ -41,11 +40,6 @@ class SaysSame:
     def same_entity(self, name: str, summary: str | None, candidate: Candidate) -> bool:
         self.asked.append((name, candidate))
         return True
-
-
-@pytest.fixture(scope="module")
-def wordllama() -> Embedder:
-    return WordLlamaEmbedder()
 
 
 @pytest.fixture

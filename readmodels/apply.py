@@ -25,7 +25,9 @@ from sqlalchemy import (
     type_coerce,
     update,
 )
+from sqlalchemy.dialects.postgresql import Insert as PostgreSQLInsert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import Insert as SQLiteInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.types import NullType
 
@@ -35,7 +37,6 @@ from apexmem.projections.graph import Change, Insert, Retrieved, Revise, Touch
 from apexmem.projections.usage import CountsDecayed
 from apexmem.readmodels import fulltext
 from apexmem.readmodels.community_apply import apply_community_changes
-from apexmem.readmodels.recall import retrieval_counts
 from apexmem.readmodels.tables import (
     UtcMicros,
     entities,
@@ -212,29 +213,35 @@ def _decay(connection: Connection, batch: _Batch, change: CountsDecayed) -> None
 
 
 def _count_retrievals(connection: Connection, batch: _Batch) -> None:
-    """Add this batch's retrievals to the counts (read, then written whole: any backend)."""
-    known = retrieval_counts(connection, batch.retrieved)
-    fresh = [
+    """Add this batch's retrievals to the counts: one upsert per fact, in one executemany.
+
+    (Reading the counts first and writing them whole took ~10 ms for the 32 recalls of a
+    usage batch, inside the recall that flushed it.)
+    """
+    rows = [
         {"fact_id": f, "count": float(n), "last_retrieved_at": at}
         for f, (n, at) in batch.retrieved.items()
-        if f not in known
     ]
-    if fresh:
-        connection.execute(insert(retrievals), fresh)
-    seen = [
-        {"b_fact_id": f, "b_count": known[f] + n, "b_at": at}
-        for f, (n, at) in batch.retrieved.items()
-        if f in known
-    ]
-    if seen:
-        connection.execute(_RECOUNT, seen)
+    _execute_many(connection, "recount", partial(_recount_statement, connection), rows)
 
 
-_RECOUNT: Final = (
-    update(retrievals)
-    .where(retrievals.c.fact_id == bindparam("b_fact_id"))
-    .values(count=bindparam("b_count"), last_retrieved_at=bindparam("b_at"))
-)
+def _recount_statement(connection: Connection) -> UpdateBase:
+    """Insert a fact's count, or add it to the stored one (the latest time wins: log order)."""
+    dialect = connection.dialect.name
+    statement: SQLiteInsert | PostgreSQLInsert
+    if dialect == "sqlite":
+        statement = sqlite_insert(retrievals)
+    elif dialect == "postgresql":
+        statement = postgresql_insert(retrievals)
+    else:
+        raise NotImplementedError(f"read models on {dialect}")
+    return statement.on_conflict_do_update(
+        index_elements=[retrievals.c.fact_id],
+        set_={
+            "count": retrievals.c.count + statement.excluded.count,
+            "last_retrieved_at": statement.excluded.last_retrieved_at,
+        },
+    )
 
 
 def _flush(connection: Connection, batch: _Batch) -> None:

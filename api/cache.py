@@ -30,10 +30,19 @@ class StateCache:
         self._size = size
         self._states: OrderedDict[int, object] = OrderedDict()
         self._names: dict[tuple[str, str], Resolution] = {}
+        self.complete_at: int | None = None
+        """A log position up to which every stream of the log is cached, if known.
+
+        The writer sets it; evicting or forgetting a state clears it."""
 
     def name(self, name: str, kind: str) -> Resolution | None:
         """The existing entity a (name, type as given) resolved to in a committed batch."""
         return self._names.get((name, kind))
+
+    def names(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Resolution]:
+        """`name(*pair)` of many pairs, in one call: the pairs that have one."""
+        names = self._names
+        return {pair: found for pair in pairs if (found := names.get(pair)) is not None}
 
     def put_names(self, resolved: Mapping[tuple[str, str], Resolution], *, merged: bool) -> None:
         """Remember names resolved by a committed batch; after a merge, forget the rest.
@@ -68,6 +77,7 @@ class StateCache:
         evict = cached.popitem
         for _ in range(len(cached) - self._size):
             evict(last=False)
+            self.complete_at = None
 
     def forget(self, streams: Iterable[UUID]) -> None:
         """Drop states that may be stale (after a concurrency conflict), and every name.
@@ -77,12 +87,14 @@ class StateCache:
         for stream in streams:
             self._states.pop(stream.int, None)
         self._names.clear()
+        self.complete_at = None
 
     def update(self, other: StateCache) -> None:
         """Take every state and name of another cache (newer than ours)."""
         self.put_all(other._states.items())
         self._names.clear()
         self._names.update(other._names)
+        self.complete_at = None
 
     def __contains__(self, stream: UUID) -> bool:
         return stream.int in self._states

@@ -25,7 +25,7 @@ from apexmem.projections.streams import (
 if TYPE_CHECKING:
     from apexmem.resolution import SimilarWrites
 
-__all__ = ["Kind", "Meta", "Staging", "load_states"]
+__all__ = ["Kind", "Meta", "Staging"]
 
 Kind = Literal["entity", "alias", "slot", "episode", "policy"]
 
@@ -47,27 +47,33 @@ _FOLDS: Final[dict[str, tuple[Any, Callable[[Any, Event], Any]]]] = {
 }
 
 
-def load_states(log: LogAccess, cache: StateCache, kind: Kind, streams: Iterable[UUID]) -> None:
-    """Fold every stream not yet cached from the log, in one read, and cache it."""
-    missing = cache.missing(streams)
-    if not missing:
-        return
+def _read_states(log: LogAccess, kind: Kind, streams: list[UUID]) -> list[tuple[int, Any]]:
+    """Streams folded from the log in one read, keyed by `UUID.int`."""
     initial, evolve = _FOLDS[kind]
-    found = log.read_streams(missing)
-    cache.put_all(
-        (stream.int, fold(evolve, initial, (e.data for e in found.get(stream, ()))))
-        for stream in missing
-    )
+    found = log.read_streams(streams)
+    states = []
+    for stream in streams:
+        events = found.get(stream)  # most streams of a batch are new: nothing to fold
+        state = initial if events is None else fold(evolve, initial, (e.data for e in events))
+        states.append((stream.int, state))
+    return states
 
 
 class Staging:
     """States read or changed by the batch, and the events it will append, in order."""
 
     def __init__(
-        self, log: LogAccess, cache: StateCache, similar: SimilarWrites | None = None
+        self,
+        log: LogAccess,
+        cache: StateCache,
+        similar: SimilarWrites | None = None,
+        *,
+        complete: bool = False,
     ) -> None:
         self._log = log
         self.cache = cache
+        self._complete = complete
+        """Whether the cache holds every stream of the log: a stream it lacks is then new."""
         self.similar = similar
         """Similarity on the write path (resolution, belief revision); None when both are off."""
         # Keyed by UUID.int, like the cache: UUID.__hash__ runs in Python.
@@ -89,19 +95,39 @@ class Staging:
             return staged
         cached = self.cache.get(stream)
         if cached is None:
-            load_states(self._log, self.cache, kind, [stream])
-            cached = self.cache.get(stream)
+            [(_, cached)] = self._fetch(kind, [stream])
         self._states[key] = cached
         self._streams.append(stream)
         return cached
+
+    def load(self, kind: Kind, streams: Iterable[UUID]) -> None:
+        """Read every stream neither the batch nor the cache holds, in one read, into the batch.
+
+        The states reach the cache when the batch commits, once, with the batch's changes.
+        """
+        staged = self._states
+        missing = [s for s in self.cache.missing(streams) if s.int not in staged]
+        if missing:
+            staged.update(self._fetch(kind, missing))
+            self._streams.extend(missing)
+
+    def _fetch(self, kind: Kind, streams: list[UUID]) -> list[tuple[int, Any]]:
+        """Streams the cache lacks, folded: new ones, when it holds all the log has."""
+        if self._complete:
+            # Should another writer have begun one of these streams after all, its
+            # (stream, version) is taken and the append conflicts, as with a stale state.
+            initial = _FOLDS[kind][0]
+            return [(stream.int, initial) for stream in streams]
+        return _read_states(self._log, kind, streams)
 
     def emit(self, kind: Kind, stream: UUID, events: Iterable[Event], meta: Meta) -> int:
         """Stage events on a stream at its next versions; returns the index of the last one."""
         state = self.state(kind, stream)
         evolve = _FOLDS[kind][1]
+        staged = self.events
         for event in events:
             state = evolve(state, event)
-            self.events.append(
+            staged.append(
                 NewEvent(
                     stream_id=stream,
                     version=state.version,
@@ -114,13 +140,19 @@ class Staging:
             if isinstance(event, FactAsserted):
                 self.fact_slots[event.fact_id.int] = stream
         self._states[stream.int] = state
-        return len(self.events) - 1
+        return len(staged) - 1
 
     def known_name(self, name: str, kind: str) -> Any:
         """The existing entity a name resolved to in this batch or a committed one, if any."""
         found = self.resolved.get((name, kind))
         if found is None and not self.merged:
             found = self.cache.name(name, kind)
+        return found
+
+    def known_names(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Any]:
+        """`known_name` of many (name, type as given) pairs: the pairs that have one."""
+        found = {} if self.merged else self.cache.names(pairs)
+        found.update((pair, self.resolved[pair]) for pair in pairs if pair in self.resolved)
         return found
 
     def forget_names(self) -> None:

@@ -38,7 +38,7 @@ from apexmem.naming import name_key
 from apexmem.projections.streams import evolve_policy, fold
 from apexmem.resolution import SimilarWrites
 from apexmem.results import Result
-from apexmem.staging import Staging, load_states
+from apexmem.staging import Staging
 
 __all__ = ["Writer"]
 
@@ -102,13 +102,20 @@ class Writer:
         staging: Staging | None = None
         try:
             with self._log.locked() as locked:
-                staging = Staging(locked, cache, self.similar)
+                head = locked.last_position()
+                complete = cache.complete_at == head or (head == 0 and len(cache) == 0)
+                staging = Staging(locked, cache, self.similar, complete=complete)
                 results = self._decide_and_append(locked, staging, commands, key)
+                appended = locked.appended
         except ConcurrencyError:
             if staging is not None:
                 self._cache.forget(staging.touched())
             raise
         assert staging is not None
+        # Every stream of the log is cached while only this writer appends from a log it saw
+        # empty: a stream missing from the cache is then new and need not be read.
+        # Set before the commit below, which clears it should it evict a state.
+        cache.complete_at = head + appended if complete else None
         staging.commit()  # only now: the batch's states are the log's once it committed
         if cache is not self._cache:
             self._cache.update(cache)
@@ -153,35 +160,31 @@ def _prefetch(context: Context, commands: Sequence[Command]) -> None:
     The names and slot plans derived here are memoized (`name_key`, `batch_plan`), so the
     handlers that run next find them instead of deriving them again.
     """
-    log, staging = context.log, context.staging
-    cache = staging.cache
-    owners: dict[tuple[str, str], UUID] = {}
+    staging = context.staging
+    pairs = list(dict.fromkeys(pair for command in commands for pair in _names(command)))
+    known = staging.known_names(pairs)
+    owners: dict[tuple[str, str], UUID] = {pair: r.entity_id for pair, r in known.items()}
     names: dict[tuple[str, str], UUID] = {}  # alias streams of names not resolved before
-    for command in commands:
-        for pair in _names(command):
-            if pair in owners or pair in names:
-                continue
-            if (known := staging.known_name(*pair)) is not None:
-                owners[pair] = known.entity_id
-                continue
+    for pair in pairs:
+        if pair not in owners:
             with suppress(ApexmemError):  # bad names are reported when the command runs
                 names[pair] = name_key("name", *pair).alias
-    load_states(log, cache, "alias", names.values())
-    found = {pair: _owner(cache, pair, alias) for pair, alias in names.items()}
-    load_states(log, cache, "entity", found.values())
+    staging.load("alias", names.values())
+    found = {pair: _owner(staging, pair, alias) for pair, alias in names.items()}
+    staging.load("entity", found.values())
     owners.update(found)
     slots = [
         slot
         for c in commands
         if isinstance(c, AssertFact) and (slot := _planned_slot(context, c, owners)) is not None
     ]
-    load_states(log, cache, "slot", slots)
+    staging.load("slot", slots)
     episodes = [
         episode_id(c.episode)
         for c in commands
         if isinstance(c, RecordMessage) and c.episode is not None
     ]
-    load_states(log, cache, "episode", episodes)
+    staging.load("episode", episodes)
 
 
 def _planned_slot(
@@ -216,9 +219,9 @@ def _names(command: Command) -> list[tuple[str, str]]:
     return []
 
 
-def _owner(cache: StateCache, pair: tuple[str, str], alias: UUID) -> UUID:
+def _owner(staging: Staging, pair: tuple[str, str], alias: UUID) -> UUID:
     """The entity a name resolves to now, or the id it would be created with."""
-    state = cache.get(alias)
+    state = staging.state("alias", alias)
     if isinstance(state, AliasState) and state.entity_id is not None:
         return state.entity_id
     key = name_key("name", *pair)

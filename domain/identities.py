@@ -35,7 +35,19 @@ _UNKNOWN: Final = SafeUUID.unknown  # an enum member's lookup runs Python code e
 _MEMO_SIZE: Final = 65_536
 _SLOT_IDS: Final[dict[tuple[int, str, str, str | None], UUID]] = {}
 _ENTITY_KEYS: Final[dict[int, str]] = {}
+_TEXTS: Final[dict[int, str]] = {}
 """Memos keyed by `UUID.int`: a UUID's own hash and str() both run in Python."""
+
+
+def _text(value: int) -> str:
+    """`str(UUID(int=value))`, remembered: subjects and slots are named again and again."""
+    text = _TEXTS.get(value)
+    if text is None:
+        if len(_TEXTS) >= _MEMO_SIZE:
+            _TEXTS.clear()  # a memo, not a store: starting over is cheap
+        h = f"{value:032x}"
+        text = _TEXTS[value] = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return text
 
 
 def _uuid5(name: str) -> UUID:
@@ -74,7 +86,7 @@ def object_key(object_id: UUID | None, value: str | None, note: str | None = Non
         if key is None:
             if len(_ENTITY_KEYS) >= _MEMO_SIZE:
                 _ENTITY_KEYS.clear()  # a memo, not a store: starting over is cheap
-            key = _ENTITY_KEYS[object_id.int] = f"entity:{object_id}"
+            key = _ENTITY_KEYS[object_id.int] = f"entity:{_text(object_id.int)}"
         return key
     if value is not None:
         return f"value:{value}"
@@ -86,7 +98,7 @@ def slot_id(subject: UUID, relation: str, edge_type: str, key: str | None) -> UU
     cache_key = (subject.int, relation, edge_type, key)
     found = _SLOT_IDS.get(cache_key)
     if found is None:
-        base = f"slot/{subject}/{relation}/{edge_type}"
+        base = f"slot/{_text(subject.int)}/{relation}/{edge_type}"
         found = _uuid5(base if key is None else f"{base}/{key}")
         if len(_SLOT_IDS) >= _MEMO_SIZE:
             _SLOT_IDS.clear()  # a memo, not a store: starting over is cheap
@@ -96,7 +108,7 @@ def slot_id(subject: UUID, relation: str, edge_type: str, key: str | None) -> UU
 
 def fact_id(slot: UUID, version: int) -> UUID:
     """The id of the fact version asserted at `version` of its slot."""
-    return _uuid5(f"fact/{slot}/{version}")
+    return _uuid5(f"fact/{_text(slot.int)}/{version}")
 
 
 def episode_id(conversation: str) -> UUID:

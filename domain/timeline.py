@@ -65,15 +65,15 @@ def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> D
     container, next_start = _around(state, start)
     if container is not None and container.object_key == proposal.object_key:
         return _reinforce(container, proposal)
-    ends = [t for t in (proposal.valid_until, next_start) if t is not None]
-    end = min(ends, default=None)
-    new_id = fact_id(proposal.slot_id, state.version + 1)
+    end = _earlier(proposal.valid_until, next_start)
     if container is None:
+        new_id = fact_id(proposal.slot_id, state.version + 1)
         outcome: Outcome = "created" if end is None else "historical"
         return Decision(
             events=[_asserted(proposal, new_id, end, outcome)], fact_id=new_id, outcome=outcome
         )
     if strategy == "confidence" and proposal.confidence < container.confidence:
+        new_id = fact_id(proposal.slot_id, state.version + 1)
         return Decision(
             events=[_asserted(proposal, new_id, end, "alternative")],
             fact_id=new_id,
@@ -90,6 +90,13 @@ def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> D
     if restarts:
         events += _continuation(container, proposal, state.version + 3, restarts)
     return Decision(events=events, fact_id=new_id, outcome=outcome, supersedes=container.fact_id)
+
+
+def _earlier(a: datetime | None, b: datetime | None) -> datetime | None:
+    """The earlier of two ends, None standing for no end."""
+    if a is None:
+        return b
+    return a if b is None or a <= b else b
 
 
 def _before_end(when: datetime, version: FactVersion) -> bool:

@@ -22,6 +22,7 @@ from apexmem.events.episode import MessageRecorded
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.fact import FactAsserted
 from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Row, Synchronous
+from apexmem.events.storedids import BINARY, IdFormat, StoredIds, parse_stream, stream_text
 from apexmem.events.timeutil import from_micros, to_micros
 
 __all__ = [
@@ -96,8 +97,6 @@ _KEYED: Final[dict[type, tuple[str, Callable[[Any], UUID]]]] = {
     MessageRecorded: ("message:", attrgetter("message_id")),
 }
 """The classes of the events `lookup_key` finds a key for: the key's prefix and the id."""
-_json: Final = msgspec.json.Encoder()
-_strings: Final = msgspec.json.Decoder(list[str])
 
 
 def lookup_key(data: Event) -> str | None:
@@ -135,13 +134,25 @@ class EventLog:
     """The one ordered, hash-chained, append-only log of a memory (a SQLite file)."""
 
     def __init__(
-        self, path: Path | str, *, synchronous: Synchronous = "NORMAL", clock: Clock | None = None
+        self,
+        path: Path | str,
+        *,
+        synchronous: Synchronous = "NORMAL",
+        clock: Clock | None = None,
+        ids: IdFormat = BINARY,
     ) -> None:
+        """Open (or create) the log at `path`.
+
+        `ids` is how a new file stores stream ids and lookup keys (see
+        `apexmem.events.storedids`); an existing file keeps the format it was made with.
+        """
         self.path = Path(path)
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
         self._datastore = Datastore(str(self.path), synchronous=synchronous)
-        self._recorder = Recorder(self._datastore)
+        self._recorder = Recorder(self._datastore, ids=ids)
         self._recorder.create_table()
+        self.ids: StoredIds = self._recorder.ids
+        """How this file stores stream ids and lookup keys."""
         self._checkpointer = Checkpointer(str(self.path), synchronous=synchronous)
 
     def close(self) -> None:
@@ -178,16 +189,17 @@ class EventLog:
         # back: "known at S" then tells any two appends apart.
         micros = max(to_micros(self._clock()), last_micros + 1)
         recorded_at = from_micros(micros)
-        rows = _rows(events, recorded_at)
+        rows, links, keys = _records(self.ids, events, recorded_at, chain)
         positions = self._recorder.insert_rows(cursor, rows)
-        index_rows = []
-        for position, event, row in zip(positions, events, rows, strict=True):
-            chain = link(chain, event.stream_id, row[1], row[2], row[3])
-            index_rows.append((position, micros, chain))
-        cursor.executemany("INSERT INTO log_index VALUES (?,?,?)", index_rows)
-        keys = _lookup_keys(events, positions)
+        first = positions[0] if positions else 1
+        cursor.executemany(
+            "INSERT INTO log_index VALUES (?,?,?)",
+            [(first + i, micros, hashed) for i, hashed in enumerate(links)],
+        )
         if keys:
-            cursor.executemany("INSERT INTO event_keys VALUES (?,?)", keys)
+            cursor.executemany(
+                "INSERT INTO event_keys VALUES (?,?)", [(k, first + i) for k, i in keys]
+            )
         if key is not None:
             cursor.execute(
                 "INSERT INTO idempotency VALUES (?,?,?,?,?)",
@@ -267,11 +279,11 @@ class EventLog:
         self, stream_ids: Sequence[UUID], *, after_version: int = 0
     ) -> dict[UUID, list[RecordedEvent]]:
         """Events of many streams at once, keyed by stream, each oldest first."""
-        return _read_streams(self._query, stream_ids, after_version)
+        return _read_streams(self._query, self.ids, stream_ids, after_version)
 
     def find(self, key: str) -> RecordedEvent | None:
         """The event stored under a lookup key (`fact:<id>`, `message:<id>`), if any."""
-        return _find(self._query, key)
+        return _find(self._query, self.ids, key)
 
     def repeated(self, idempotency_key: str) -> AppendResult | None:
         """The first append made with this idempotency key, if there was one."""
@@ -318,7 +330,7 @@ class EventLog:
         target = Path(path)
         if target.exists():
             raise ApexmemError(f"{target} already exists; a log copy never overwrites")
-        EventLog(target).close()
+        EventLog(target, ids=self.ids.name).close()  # the copy keeps this file's format
         connection = sqlite3.connect(target, isolation_level=None)
         try:
             connection.execute("ATTACH DATABASE ? AS source", (str(self.path),))
@@ -361,7 +373,7 @@ class EventLog:
             if not rows:
                 return
             for row in rows:
-                yield RawRecord(*row)
+                yield RawRecord(row[0], stream_text(row[1]), *row[2:])
             position = rows[-1][0]
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -376,13 +388,13 @@ Query = Callable[[str, Sequence[Any]], list[Any]]
 
 
 def _read_streams(
-    query: Query, stream_ids: Sequence[UUID], after_version: int
+    query: Query, stored: StoredIds, stream_ids: Sequence[UUID], after_version: int
 ) -> dict[UUID, list[RecordedEvent]]:
     found: dict[UUID, list[RecordedEvent]] = {}
     unique = list(dict.fromkeys(stream_ids))
     for i in range(0, len(unique), _READ_CHUNK):
         chunk = unique[i : i + _READ_CHUNK]
-        ids = _hexes(chunk)
+        ids = stored.streams(chunk)
         marks = ",".join("?" * len(ids))
         rows = query(
             f"SELECT rowid, originator_id, originator_version, topic, state "
@@ -390,10 +402,10 @@ def _read_streams(
             f"ORDER BY originator_id, originator_version",
             (*ids, after_version),
         )
-        # Rows come grouped by stream, as the hex asked for: no UUID is parsed or hashed per row.
+        # Rows come grouped by stream, as stored: no UUID is parsed or hashed per row.
         streams = dict(zip(ids, chunk, strict=True))
         events: list[RecordedEvent] = []
-        current = ""
+        current: object = None
         stream = None
         for row in rows:
             if row[1] != current:
@@ -403,11 +415,14 @@ def _read_streams(
     return found
 
 
-def _find(query: Query, key: str) -> RecordedEvent | None:
+def _find(query: Query, stored: StoredIds, key: str) -> RecordedEvent | None:
+    value = stored.key(key)
+    if value is None:  # not a key this log can hold, so not one it holds
+        return None
     rows = query(
         f"SELECT e.rowid, e.originator_id, e.originator_version, e.topic, e.state "
         f"FROM event_keys k JOIN {EVENTS_TABLE} e ON e.rowid = k.position WHERE k.key=?",
-        (key,),
+        (value,),
     )
     return _record(*rows[0]) if rows else None
 
@@ -449,6 +464,7 @@ class LockedLog:
 
     def __init__(self, log: EventLog, cursor: Any) -> None:
         self._log = log
+        self.ids = log.ids
         self._cursor = cursor
         self._query = _cursor_query(cursor)
         self.appended = 0
@@ -458,7 +474,7 @@ class LockedLog:
         self, stream_ids: Sequence[UUID], *, after_version: int = 0
     ) -> dict[UUID, list[RecordedEvent]]:
         """Events of many streams, read inside the lock."""
-        return _read_streams(self._query, stream_ids, after_version)
+        return _read_streams(self._query, self.ids, stream_ids, after_version)
 
     def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]:
         """Events of one stream, read inside the lock."""
@@ -466,11 +482,15 @@ class LockedLog:
 
     def find(self, key: str) -> RecordedEvent | None:
         """The event stored under a lookup key, read inside the lock."""
-        return _find(self._query, key)
+        return _find(self._query, self.ids, key)
 
     def repeated(self, idempotency_key: str) -> AppendResult | None:
         """The first append made with this idempotency key, read inside the lock."""
         return _repeated(self._query, idempotency_key)
+
+    def last_position(self) -> int:
+        """The highest position written so far, read inside the lock (0 for an empty log)."""
+        return int(self._query(f"SELECT MAX(rowid) FROM {EVENTS_TABLE}", ())[0][0] or 0)
 
     def append(
         self,
@@ -490,7 +510,7 @@ def _record(position: int, stream: Any, version: int, tag: str, state: bytes) ->
     stored = decode(tag, state)
     return RecordedEvent(
         position=position,
-        stream_id=_uuid(stream),
+        stream_id=parse_stream(stream),
         version=version,
         tag=tag,
         recorded_at=stored.recorded_at,
@@ -501,55 +521,39 @@ def _record(position: int, stream: Any, version: int, tag: str, state: bytes) ->
     )
 
 
-def _rows(events: Sequence[NewEvent], recorded_at: datetime) -> list[Row]:
-    """The records to insert: what TaggedMapper.to_stored_event makes, without its objects."""
-    hexes = _hexes([e.stream_id for e in events])
-    return [
-        (
-            stream,
-            e.version,
-            tag_of(e.data),
-            encode(
-                Stored(
-                    recorded_at=recorded_at,
-                    actor=e.actor,
-                    episode=e.episode,
-                    cause=e.cause,
-                    data=e.data,
-                )
-            ),
+def _records(
+    ids: StoredIds, events: Sequence[NewEvent], recorded_at: datetime, chain: bytes
+) -> tuple[list[Row], list[bytes], list[tuple[Any, int]]]:
+    """The rows of one append, the chain hash of each, and its lookup keys by index.
+
+    The rows are what TaggedMapper.to_stored_event makes, without its objects; a key's
+    index is the event's index in `events`.
+    """
+    streams = ids.streams([e.stream_id for e in events])
+    rows: list[Row] = []
+    links: list[bytes] = []
+    prefixes: list[str] = []
+    keyed: list[UUID] = []
+    indices: list[int] = []
+    keyed_classes = _KEYED
+    for i, (stream, e) in enumerate(zip(streams, events, strict=True)):
+        data = e.data
+        tag = tag_of(data)
+        state = encode(
+            Stored(
+                recorded_at=recorded_at, actor=e.actor, episode=e.episode, cause=e.cause, data=data
+            )
         )
-        for stream, e in zip(hexes, events, strict=True)
-    ]
-
-
-def _lookup_keys(events: Sequence[NewEvent], positions: list[int]) -> list[tuple[str, int]]:
-    """`(lookup_key(event), position)` of every event that has one."""
-    keyed = []
-    ids = []
-    for event, position in zip(events, positions, strict=True):
-        found = _KEYED.get(type(event.data))
+        rows.append((stream, e.version, tag, state))
+        chain = link(chain, e.stream_id, e.version, tag, state)
+        links.append(chain)
+        found = keyed_classes.get(type(data))
         if found is not None:
-            keyed.append((found[0], position))
-            ids.append(found[1](event.data))
-    return [
-        (prefix + text, position)
-        for (prefix, position), text in zip(keyed, _uuid_strings(ids), strict=True)
-    ]
-
-
-def _uuid_strings(ids: Sequence[UUID]) -> list[str]:
-    """`str(u)` of many UUIDs in two C calls (`UUID.__str__` runs in Python)."""
-    return _strings.decode(_json.encode(ids))
-
-
-def _hexes(ids: Sequence[UUID]) -> list[str]:
-    """`u.hex` of many UUIDs in two C calls: their JSON strings with the dashes dropped."""
-    return _strings.decode(_json.encode(ids).replace(b"-", b""))
-
-
-def _uuid(value: UUID | str) -> UUID:
-    return value if isinstance(value, UUID) else UUID(value)
+            prefixes.append(found[0])
+            keyed.append(found[1](data))
+            indices.append(i)
+    keys = list(zip(ids.keys(prefixes, keyed), indices, strict=True))
+    return rows, links, keys
 
 
 def _execute(cursor: Any, sql: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final, Literal
-from uuid import UUID
 
 from eventsourcing.persistence import InterfaceError, StoredEvent
 from eventsourcing.sqlite import (
@@ -17,11 +16,14 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
+from apexmem.events.errors import ApexmemError
+from apexmem.events.storedids import BINARY, TEXT, IdFormat, StoredIds, parse_stream
+
 __all__ = ["CONNECTION_PRAGMAS", "EVENTS_TABLE", "Datastore", "Recorder", "Row", "Synchronous"]
 
 Synchronous = Literal["NORMAL", "FULL"]
-Row = tuple[str, int, str, bytes]
-"""One stored record as inserted: stream id (hex), version, topic (the tag), state."""
+Row = tuple[Any, int, str, bytes]
+"""One stored record as inserted: stream id (as StoredIds stores it), version, topic, state."""
 EVENTS_TABLE: Final = "stored_events"
 CONNECTION_PRAGMAS: Final = (
     "PRAGMA cache_size=-65536",
@@ -47,8 +49,9 @@ _SIDE_TABLES: Final = (
     # WITHOUT ROWID: one B-tree keyed by the key, not a rowid table plus an index on the key
     # (a random key costs one tree insert, not two). Logs made before keep their table; the
     # queries are the same for both.
+    # The key's type is the stream id's: BLOB in a new log, TEXT in logs made before.
     "CREATE TABLE IF NOT EXISTS event_keys ("
-    "key TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID",
+    "key {ids} PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID",
 )
 
 
@@ -97,14 +100,31 @@ class Datastore(SQLiteDatastore):
 
 
 class Recorder(SQLiteApplicationRecorder):
-    """The application recorder (rowid is the global position) with the log's side tables."""
+    """The application recorder (rowid is the global position) with the log's side tables.
 
-    def __init__(self, datastore: Datastore) -> None:
+    `ids` is how a new file stores stream ids and keys; an existing file keeps its own
+    format, which `create_table` reads into `self.ids`.
+    """
+
+    def __init__(self, datastore: Datastore, *, ids: IdFormat = BINARY) -> None:
+        self.ids = StoredIds(ids)  # before the base class builds the create statements
         super().__init__(datastore, events_table_name=EVENTS_TABLE)
         self.insert_events_statement = (
             f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) "
             "VALUES (?,?,?,?)"
         )
+
+    def create_table(self) -> None:
+        """Read the format of an existing file (or keep the new one), then create the tables."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(
+                f"SELECT type FROM pragma_table_info('{EVENTS_TABLE}') WHERE name='originator_id'"
+            )
+            row = c.fetchone()
+        if row is not None:
+            self.ids = StoredIds(_format_of(str(row[0])))
+            self.create_table_statements = self.construct_create_table_statements()
+        super().create_table()
 
     def construct_create_table_statements(self) -> list[str]:
         """eventsourcing's events table with a stable position, then the side tables.
@@ -117,26 +137,27 @@ class Recorder(SQLiteApplicationRecorder):
         """
         events = (
             f"CREATE TABLE IF NOT EXISTS {EVENTS_TABLE} ("
-            "rowid INTEGER PRIMARY KEY, originator_id TEXT NOT NULL, "
+            f"rowid INTEGER PRIMARY KEY, originator_id {self.ids.column_type} NOT NULL, "
             "originator_version INTEGER NOT NULL, topic TEXT NOT NULL, state BLOB NOT NULL, "
             "UNIQUE (originator_id, originator_version))"
         )
-        return [events, *_SIDE_TABLES]
+        return [events, *(s.format(ids=self.ids.column_type) for s in _SIDE_TABLES)]
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         """Insert with one executemany and return the positions the rows took."""
+        streams = self.ids.streams([parse_stream(s.originator_id) for s in stored_events])
         return self.insert_rows(
             c,
             [
-                (_hex(s.originator_id), s.originator_version, s.topic, s.state)
-                for s in stored_events
+                (stream, s.originator_version, s.topic, s.state)
+                for stream, s in zip(streams, stored_events, strict=True)
             ],
         )
 
     def insert_rows(self, c: SQLiteCursor, rows: Sequence[Row]) -> list[int]:
-        """Insert `(stream hex, version, topic, state)` rows; returns the positions they took.
+        """Insert `(stream, version, topic, state)` rows; returns the positions they took.
 
         The caller holds the write lock (BEGIN IMMEDIATE), so SQLite gives the rows the
         rowids after the current maximum, in order; the maximum is checked afterwards.
@@ -151,5 +172,12 @@ class Recorder(SQLiteApplicationRecorder):
         return list(range(last + 1, end + 1))
 
 
-def _hex(originator_id: UUID | str) -> str:
-    return originator_id.hex if isinstance(originator_id, UUID) else originator_id
+def _format_of(column_type: str) -> IdFormat:
+    """The format of an existing log from the type of its stream id column."""
+    found = {"BLOB": BINARY, "TEXT": TEXT}.get(column_type.upper())
+    if found is None:
+        raise ApexmemError(
+            f"this log stores stream ids as {column_type!r}; apexmem reads logs that store "
+            "them as BLOB (16 bytes) or TEXT (hex)"
+        )
+    return found

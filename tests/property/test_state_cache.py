@@ -22,6 +22,7 @@ from apexmem.cache import StateCache
 from apexmem.domain.commands import AddAlias, AssertFact, Command, build
 from apexmem.domain.state import AliasState, EntityState, EpisodeState, PolicyState, SlotState
 from apexmem.events import EventLog
+from apexmem.naming import Resolution
 from apexmem.projections.streams import (
     evolve_alias,
     evolve_entity,
@@ -30,6 +31,7 @@ from apexmem.projections.streams import (
     evolve_slot,
     fold,
 )
+from apexmem.staging import Staging
 from apexmem.writer import Writer
 
 FOLDS: dict[type, tuple[Any, Callable[[Any, Any], Any]]] = {
@@ -166,3 +168,36 @@ def test_a_writer_with_a_tiny_cache_writes_the_log_a_big_cache_writes(
 
     assert with_small == with_big
     assert len(small) <= size
+
+
+PAIRS = st.tuples(st.sampled_from(PEOPLE), st.sampled_from(["person", "organization"]))
+
+
+@given(
+    committed=st.dictionaries(PAIRS, st.integers(0, 9)),
+    batch=st.dictionaries(PAIRS, st.integers(10, 19)),
+    merged=st.booleans(),
+    asked=st.lists(PAIRS),
+)
+def test_the_known_names_of_many_pairs_are_the_known_name_of_each(
+    committed: dict[tuple[str, str], int],
+    batch: dict[tuple[str, str], int],
+    merged: bool,
+    asked: list[tuple[str, str]],
+) -> None:
+    def resolution(n: int) -> Resolution:
+        return Resolution(UUID(int=n + 1), False, -1, f"entity {n}")
+
+    cache = StateCache()
+    cache.put_names({pair: resolution(n) for pair, n in committed.items()}, merged=False)
+    with tempfile.TemporaryDirectory() as work:
+        log = EventLog(Path(work) / "events.db")
+        try:
+            staging = Staging(log, cache)
+            staging.resolved.update({pair: resolution(n) for pair, n in batch.items()})
+            staging.merged = merged
+
+            one_by_one = {p: k for p in asked if (k := staging.known_name(*p)) is not None}
+            assert staging.known_names(asked) == one_by_one
+        finally:
+            log.close()

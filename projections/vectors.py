@@ -16,7 +16,7 @@ from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted
 from apexmem.events.log import RecordedEvent
 
-__all__ = ["KINDS", "Kind", "VectorText", "text_of"]
+__all__ = ["KINDS", "TEXT_TAGS", "Kind", "VectorText", "text_of"]
 
 Kind = Literal["entity", "fact", "message"]
 KINDS: Final[tuple[Kind, ...]] = ("entity", "fact", "message")
@@ -28,6 +28,12 @@ class VectorText(msgspec.Struct, frozen=True, gc=False):
     kind: Kind
     item_id: UUID
     text: str
+
+
+TEXT_TAGS: Final = tuple(
+    str(kind.__struct_config__.tag) for kind in (FactAsserted, MessageRecorded, EntityObserved)
+)
+"""The tags of the only events `text_of` finds a text in: a catch-up reads no others."""
 
 
 def text_of(event: RecordedEvent) -> VectorText | None:

@@ -62,8 +62,9 @@ class _Batch:
         """The first state row of each fact version this batch asserts."""
         self.expired: list[dict[str, Any]] = []
         """Open rows loaded from the database that this batch closes."""
-        self.retrieved: dict[UUID, tuple[int, Any]] = {}
-        """Fact version -> (times returned by recalls in this batch, the last time)."""
+        self.retrieved: dict[int, tuple[int, Any]] = {}
+        """Fact version (`UUID.int`: a UUID's hash runs in Python) -> (times returned by
+        recalls in this batch, the last time)."""
         self.episodes: dict[UUID, dict[str, Any]] = {}
         self.links: dict[tuple[UUID, UUID], dict[str, Any]] = {}
         """The first event of this batch that named each episode, and each (episode, entity)."""
@@ -170,9 +171,11 @@ def _touch(batch: _Batch, change: Touch) -> None:
 
 
 def _retrieved(batch: _Batch, change: Retrieved) -> None:
+    retrieved, at = batch.retrieved, change.at
     for fact_id in change.fact_ids:
-        count, _ = batch.retrieved.get(fact_id, (0, None))
-        batch.retrieved[fact_id] = (count + 1, change.at)
+        key = fact_id.int
+        found = retrieved.get(key)
+        retrieved[key] = (1 if found is None else found[0] + 1, at)
 
 
 def _linked(batch: _Batch, change: Linked) -> None:
@@ -219,7 +222,7 @@ def _count_retrievals(connection: Connection, batch: _Batch) -> None:
     usage batch, inside the recall that flushed it.)
     """
     rows = [
-        {"fact_id": f, "count": float(n), "last_retrieved_at": at}
+        {"fact_id": f"{f:032x}", "count": float(n), "last_retrieved_at": at}  # as stored
         for f, (n, at) in batch.retrieved.items()
     ]
     _execute_many(connection, "recount", partial(_recount_statement, connection), rows)

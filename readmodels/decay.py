@@ -16,6 +16,7 @@ from typing import Any, Final
 import msgspec
 from sqlalchemy import (
     BigInteger,
+    ClauseElement,
     ColumnElement,
     Connection,
     Float,
@@ -29,6 +30,7 @@ from sqlalchemy import (
 
 from apexmem.domain.decay import FADED_BELOW, rates_in_force
 from apexmem.events.base import EDGE_TYPES
+from apexmem.readmodels.prepared import Prepared, stored_time
 from apexmem.readmodels.tables import decay_rates, facts, stored_micros
 
 __all__ = ["Fading", "fading_at", "fresh", "prepared_fresh", "rates_at"]
@@ -58,11 +60,19 @@ def rates_at(
 ) -> dict[str, float]:
     """The decay rate (per day) of every edge type as the store knew it at `known_at` (now
     when None): the latest set by a policy event, else `default`."""
+    rows = _RATES.rows(connection, {"known_at": stored_micros(known_at)}, known_at is not None)
+    return rates_in_force(dict(rows), default)
+
+
+def _rates(known: bool) -> ClauseElement:
     statement = select(decay_rates.c.edge_type, decay_rates.c.rate).order_by(decay_rates.c.position)
-    if known_at is not None:
-        statement = statement.where(decay_rates.c.set_at <= known_at)
-    latest = {r.edge_type: r.rate for r in connection.execute(statement)}
-    return rates_in_force(latest, default)
+    if known:
+        statement = statement.where(stored_time(decay_rates.c.set_at) <= bindparam("known_at"))
+    return statement
+
+
+_RATES: Final = Prepared(_rates)
+"""Asked by every recall that leaves faded facts out: run through the driver."""
 
 
 def fading_at(

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
-from uuid import UUID
+from typing import Any, Final
+from uuid import UUID, SafeUUID
 
 from sqlalchemy import BigInteger, ClauseElement, ColumnElement, Connection, String, type_coerce
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from apexmem.readmodels.tables import stored_micros
 
-__all__ = ["Prepared", "as_stored", "stored_id", "stored_time", "stored_times"]
+__all__ = ["Prepared", "as_stored", "id_of", "stored_id", "stored_time", "stored_times"]
 
 
 class Prepared:
@@ -93,6 +93,24 @@ def stored_time(column: ColumnElement[Any]) -> ColumnElement[Any]:
 def stored_id(value: UUID) -> str:
     """An id as the read model stores it."""
     return value.hex
+
+
+def id_of(stored: str) -> UUID:
+    """The id a stored (hex) id stands for, as `UUID(stored)` without its checks.
+
+    A recall turns a hundred stored ids back into UUIDs, and `UUID.__init__` validated each
+    in Python for longer than the rest of its handling; the read model only holds hex it
+    wrote itself.
+    """
+    found = _new(UUID)
+    _set(found, "int", int(stored, 16))
+    _set(found, "is_safe", _UNKNOWN)
+    return found
+
+
+_new = object.__new__
+_set = object.__setattr__
+_UNKNOWN: Final = SafeUUID.unknown
 
 
 def stored_times(valid_at: datetime | None, known_at: datetime | None) -> dict[str, int | None]:

@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
-import msgspec
 from sqlalchemy import (
     ClauseElement,
     Connection,
@@ -33,7 +32,7 @@ from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.facts import rows_statement as facts_statement
 from apexmem.readmodels.fulltext import facts_fts, matches, messages_fts, rank, rarest
-from apexmem.readmodels.prepared import Prepared, as_stored, stored_time, stored_times
+from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time, stored_times
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.tables import UtcMicros, episodes, facts, messages, retrievals
 
@@ -60,7 +59,8 @@ while telling almost nothing: a question's words are taken rarest first while th
 matches add up to this many (the rarest always), and a word commoner than that alone is
 ranked over its newest matches only."""
 _SPARE: Final = 3
-"""Ranked rows read per candidate wanted, before reading every ranked row."""
+"""Ranked rows read per candidate wanted at first; each further page is four times longer,
+up to every ranked row (a common word's matches are mostly superseded versions)."""
 
 
 class FactKey(NamedTuple):
@@ -140,9 +140,11 @@ def _paged(
     page = size * _SPARE
     best = _ranked_ids(connection, name, terms, page)
     shown = visible([i for i, _ in best])
-    if len(shown) < size and len(best) == page:
-        best = _ranked_ids(connection, name, terms, RANKED_ROWS)
-        shown = visible([i for i, _ in best])
+    while len(shown) < size and len(best) == page < RANKED_ROWS:
+        checked = len(best)
+        page = min(page * 4, RANKED_ROWS)
+        best = _ranked_ids(connection, name, terms, page)
+        shown.update(visible([i for i, _ in best[checked:]]))
     return [(shown[i], score) for i, score in best if i in shown][:size]
 
 
@@ -338,7 +340,7 @@ def _value(column: Any) -> Callable[[Any], Any]:
     if isinstance(column.type, UtcMicros):
         return lambda v: None if v is None else from_micros(v)
     if isinstance(column.type, Uuid):
-        return lambda v: None if v is None else UUID(v)
+        return lambda v: None if v is None else id_of(v)
     return lambda v: v
 
 
@@ -374,11 +376,11 @@ def hit_rows(
             positions[fact_id].append(position)
             if (fact_id, position) in wanted:
                 values = {name: convert(row[at]) for at, name, convert in _VALUES}
-                rows[(UUID(fact_id), position)] = FactRow(**values)
-    return rows, {UUID(f): sorted(found) for f, found in positions.items()}
+                rows[(id_of(fact_id), position)] = FactRow(**values)
+    return rows, {id_of(f): sorted(found) for f, found in positions.items()}
 
 
-_MESSAGE_ROWS: Final = select(
+_MESSAGE_COLUMNS: Final = [
     messages.c.message_id,
     messages.c.episode_id,
     episodes.c.conversation,
@@ -388,14 +390,24 @@ _MESSAGE_ROWS: Final = select(
     messages.c.ref,
     messages.c.recorded_at,
     messages.c.position,
-).select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
+]
+_MESSAGE_VALUES: Final = [(c.name, _value(c)) for c in _MESSAGE_COLUMNS]
+_MESSAGE_ROWS: Final = Prepared(
+    lambda: (
+        select(*(_as_stored(c) for c in _MESSAGE_COLUMNS))
+        .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
+        .where(as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True)))
+    )
+)
 
 
 def message_rows(connection: Connection, ids: Sequence[UUID]) -> dict[UUID, MessageRow]:
     """The full rows of these messages."""
     found: dict[UUID, MessageRow] = {}
-    for i in range(0, len(ids), _CHUNK):
-        statement = _MESSAGE_ROWS.where(messages.c.message_id.in_(list(ids[i : i + _CHUNK])))
-        for row in connection.execute(statement):
-            found[row.message_id] = msgspec.convert(row, MessageRow, from_attributes=True)
+    listed = [i.hex for i in ids]
+    for i in range(0, len(listed), _CHUNK):
+        for row in _MESSAGE_ROWS.rows(connection, {"ids": listed[i : i + _CHUNK]}):
+            pairs = zip(_MESSAGE_VALUES, row, strict=True)
+            message = MessageRow(**{name: convert(v) for (name, convert), v in pairs})
+            found[message.message_id] = message
     return found

@@ -46,7 +46,7 @@ from apexmem.readmodels.fulltext import (
     rank,
     rarest,
 )
-from apexmem.readmodels.prepared import Prepared, as_stored, stored_time
+from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time
 from apexmem.readmodels.rows import EntityHit, FactHit, MessageHit
 from apexmem.readmodels.tables import entities, facts, messages, stored_micros
 
@@ -209,7 +209,7 @@ def matching_entities(
         if root in shown and root not in hits:
             name, entity_type = shown[root]
             hits[root] = EntityHit(
-                entity_id=UUID(root), name=name, entity_type=entity_type, score=score
+                entity_id=id_of(root), name=name, entity_type=entity_type, score=score
             )
     return list(hits.values())[:limit]
 

@@ -42,6 +42,11 @@ class Projection(Protocol):
         ...
 
     @property
+    def tags(self) -> Sequence[str]:
+        """The tags of the only events it applies (empty: every event); others are not read."""
+        ...
+
+    @property
     def drops_indexes(self) -> bool:
         """Whether a load into empty read models drops the secondary indexes until its end."""
         ...
@@ -55,6 +60,7 @@ class GraphProjection:
     """The current graph: entities, aliases, fact versions, episodes, messages."""
 
     name: Final = GRAPH
+    tags: Final[Sequence[str]] = ()
     drops_indexes: Final = True
 
     def apply(self, connection: Connection, events: Sequence[RecordedEvent]) -> None:
@@ -144,10 +150,17 @@ class Runner:
             position = self._seen = tracked_position(connection, self.projection.name)
             if position >= target:
                 return position, None
-            events = list(self._log.read(start=position + 1, stop=target, limit=self._batch_size))
+            events = list(
+                self._log.read(
+                    start=position + 1,
+                    stop=target,
+                    tags=self.projection.tags,
+                    limit=self._batch_size,
+                )
+            )
             self.projection.apply(connection, events)
             # A batch shorter than asked for reached the target: positions past the
-            # last event read are gaps, not events still to come.
+            # last event read are gaps or events of other tags, not events still to come.
             reached = events[-1].position if len(events) == self._batch_size else target
             set_position(connection, self.projection.name, reached)
         self._seen = reached

@@ -19,7 +19,7 @@ from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.recall import composite_score
 from apexmem.readmodels import recall as reads
-from apexmem.readmodels.prepared import Prepared
+from apexmem.readmodels.prepared import Prepared, id_of
 from apexmem.readmodels.traverse import Walked, expand
 
 
@@ -169,3 +169,45 @@ def test_a_prepared_statement_lays_out_its_parameters_as_sqlalchemy_expands_them
             assert (text, list(args)) == (state.statement, list(state.positional_parameters))
             wanted = {a for a, b in rows if a in xs and b > 0 and b in ys and a != "z"}
             assert {a for (a,) in statement.rows(connection, params)} == wanted
+
+
+def test_pages_of_ranked_facts_grow_until_enough_are_believed(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ann's employer changed 40 times: 39 of her matches are superseded versions, so the
+    # first page of ranked rows holds too few believed facts and later pages are read.
+    memory.assert_facts(
+        [
+            fact("Ann Lee", "works_at", f"Org {i:02}", fact=f"Ann works at Org {i:02}",
+                 valid_from=f"20{i // 12 + 10}-{i % 12 + 1:02}-01T00:00:00Z")
+            for i in range(40)
+        ]
+        + [fact("Bob Ray", "works_at", "Org B", fact="Bob works at Org B")]
+    )  # fmt: skip
+    current = {f.fact_id.hex for name in ("Ann Lee", "Bob Ray") for f in memory.facts_about(name)}
+    assert len(current) == 2
+    pages: list[int] = []
+    ranked = reads._ranked_ids
+
+    def counted(connection: Any, name: str, terms: Any, size: int) -> Any:
+        pages.append(size)
+        return ranked(connection, name, terms, size)
+
+    monkeypatch.setattr(reads, "_ranked_ids", counted)
+    with memory.store.read() as connection:
+        found = reads.ranked_facts(connection, ["works"], size=2)
+        assert pages[0] == 6 and len(pages) > 1
+        every = reads.ranked_facts(connection, ["works"], size=reads.RANKED_ROWS)
+    assert {key.fact_id for key, _ in found} == current
+    assert [key.fact_id for key, _ in found] == [key.fact_id for key, _ in every][:2]
+
+
+@given(st.uuids())
+def test_a_stored_id_reads_back_as_the_same_uuid(value: UUID) -> None:
+    found = id_of(value.hex)
+    assert (found, hash(found), str(found), found.version) == (
+        value,
+        hash(value),
+        str(value),
+        value.version,
+    )

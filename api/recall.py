@@ -43,6 +43,7 @@ from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels import ReadModelStore, names_of
 from apexmem.readmodels.decay import Fading, fading_at
+from apexmem.readmodels.prepared import id_of
 from apexmem.readmodels.recall import (
     FactKey,
     MessageKey,
@@ -296,6 +297,7 @@ class Recaller:
             frontier_limit=_FRONTIER,
             out_of_time=run.out_of_time,
             fading=run.fading,
+            evolved=True,  # the composite score: match / (1 + hop) * evolved weight * ...
         )
         run.cut_short |= expansion.cut_short
         found: list[tuple[float, _Key]] = []
@@ -421,9 +423,9 @@ class _Run:
                 break
         rows, positions = hit_rows(
             connection,
-            [(UUID(i), self.facts[i].position) for (kind, i), _ in chosen if kind == "fact"],
+            [(id_of(i), self.facts[i].position) for (kind, i), _ in chosen if kind == "fact"],
         )
-        said = message_rows(connection, [UUID(i) for (kind, i), _ in chosen if kind == "message"])
+        said = message_rows(connection, [id_of(i) for (kind, i), _ in chosen if kind == "message"])
         hits = [
             self._hit(key, score, ranks=ranks, rows=rows, positions=positions, said=said)
             for key, score in chosen
@@ -471,7 +473,7 @@ class _Run:
                 continue
             why.append(self.graph_why[key] if name == "graph" else f"{name} #{ranked[key]}")
         kind, stored = key
-        item = UUID(stored)
+        item = id_of(stored)
         if kind == "fact":
             f = rows[(item, self.facts[stored].position)]
             return RecallHit(

@@ -31,6 +31,10 @@ _INDEXES: Final = sorted(
 """The secondary indexes (primary keys and unique constraints are part of their tables)."""
 
 
+_RETIRED_INDEXES: Final = ("facts_subject", "facts_object")
+"""Indexes of stores written before: replaced by the `_ranked` pair, dropped on open."""
+
+
 class ReadModelStore:
     """Read models in one SQLite file (`readmodels.db`): throwaway, rebuilt from the log."""
 
@@ -79,6 +83,8 @@ class ReadModelStore:
         """
         for index in _INDEXES:
             connection.execute(CreateIndex(index, if_not_exists=True))
+        for name in _RETIRED_INDEXES:
+            connection.exec_driver_sql(f'DROP INDEX IF EXISTS "{name}"')
         fulltext.ensure(connection)
 
     def reset(self, connection: Connection) -> None:

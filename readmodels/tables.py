@@ -153,8 +153,10 @@ facts = Table(
     Column("ref", Text),
     Column("actor", Text),
     Column("episode", Text),
-    Index("facts_subject", "subject_id", "expired_at"),
-    Index("facts_object", "object_id", "expired_at"),
+    # Confidence and fact_id too: a recall reads a busy entity's edges most confident first,
+    # and finds the ones with a retrieval count without reading the others (readmodels.strongest).
+    Index("facts_subject_ranked", "subject_id", "expired_at", "confidence", "fact_id"),
+    Index("facts_object_ranked", "object_id", "expired_at", "confidence", "fact_id"),
     Index("facts_slot", "slot_id"),
 )
 

@@ -13,16 +13,21 @@ from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, func, or_, select
+from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, or_, select
 
 from apexmem.domain.recall.activation import Edge
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.facts import facts_of, prepared_believed
-from apexmem.readmodels.prepared import Prepared, as_stored, stored_time, stored_times
-from apexmem.readmodels.recall import fact_key_columns
+from apexmem.readmodels.prepared import Prepared, as_stored, stored_times
 from apexmem.readmodels.rows import Reached, Subgraph
+from apexmem.readmodels.strongest import (
+    MAX_ENTITIES,
+    retrieved_edges,
+    strongest_edges,
+    walk_columns,
+)
 from apexmem.readmodels.tables import facts, retrievals
 
 __all__ = [
@@ -175,12 +180,7 @@ class Expansion(msgspec.Struct, frozen=True, kw_only=True):
 def _walk_statement(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
     ids: BindParameter[Any] = bindparam("ids", expanding=True)
     return (
-        select(
-            *fact_key_columns(),
-            facts.c.confidence,
-            func.coalesce(retrievals.c.count, 0.0),
-            stored_time(facts.c.valid_from),
-        )
+        select(*walk_columns())
         .select_from(facts.outerjoin(retrievals, retrievals.c.fact_id == facts.c.fact_id))
         .where(
             or_(as_stored(facts.c.subject_id).in_(ids), as_stored(facts.c.object_id).in_(ids)),
@@ -193,6 +193,47 @@ def _walk_statement(valid: bool, known: bool, typed: bool, fading: bool) -> Clau
 _WALK: Final = Prepared(_walk_statement)
 
 
+class _Reader:
+    """The walk's statements, with the state and the edge types one expansion asks for."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        valid_at: datetime | None,
+        known_at: datetime | None,
+        edge_types: Sequence[str],
+        fading: Fading | None,
+    ) -> None:
+        self.connection = connection
+        self.params: dict[str, Any] = {
+            **stored_times(valid_at, known_at),
+            "edge_types": list(edge_types),
+            **(fading.params() if fading is not None else {}),
+        }
+        self.current = known_at is None
+        self.shape = (valid_at is not None, bool(edge_types), fading is not None)
+
+    def walk(self, ids: list[str]) -> list[Walked]:
+        """Every believed edge touching `ids`."""
+        valid, typed, fading = self.shape
+        shape = (valid, not self.current, typed, fading)
+        rows = _WALK.rows(self.connection, {**self.params, "ids": ids}, *shape)
+        return [Walked(*row) for row in rows]
+
+    def strongest(self, ids: list[str], top: int) -> list[tuple[int, Walked]]:
+        """The `top` most confident edges of each side of each of `ids`, by side."""
+        rows = strongest_edges(self.connection, ids, top=top, params=self.params, shape=self.shape)
+        return [(row[0], Walked(*row[1:])) for row in rows]
+
+    def retrieved(self, subjects: list[str], objects: list[str]) -> list[Walked]:
+        """The edges with a retrieval count of these subjects and objects."""
+        rows = retrieved_edges(
+            self.connection, subjects, objects, params=self.params, shape=self.shape
+        )
+        return [Walked(*row) for row in rows]
+
+
 def _walk(
     connection: Connection,
     ids: list[str],
@@ -202,11 +243,10 @@ def _walk(
     edge_types: Sequence[str],
     fading: Fading | None = None,
 ) -> list[Walked]:
-    params = {**stored_times(valid_at, known_at), "edge_types": list(edge_types), "ids": ids}
-    if fading is not None:
-        params.update(fading.params())
-    shape = (valid_at is not None, known_at is not None, bool(edge_types), fading is not None)
-    return [Walked(*row) for row in _WALK.rows(connection, params, *shape)]
+    reader = _Reader(
+        connection, valid_at=valid_at, known_at=known_at, edge_types=edge_types, fading=fading
+    )
+    return reader.walk(ids)
 
 
 EdgeScore = Callable[[Walked, int, float], float]
@@ -227,60 +267,199 @@ def expand(
     frontier_limit: int = MAX_FRONTIER,
     out_of_time: Callable[[], bool] = lambda: False,
     fading: Fading | None = None,
+    evolved: bool = False,
 ) -> Expansion:
     """Breadth-first from every seed at once: the best `keep` edges by `score`.
 
     Each entity gets its shortest distance to a seed (between seeds at the same distance
-    the stronger counts); an edge is scored from its end that gives it the most,
-    `match / (1 + hop)`. At most `frontier_limit` entities are expanded per hop, the
-    strongest, and only those whose edges could still enter the best `keep`: `ceiling` is
-    the most `score` multiplies `match / (1 + hop)` by, so an entity whose bound is no
-    better than the `keep`-th score found is not walked (nor anything beyond it). Rows
+    the stronger counts, then the smaller id); an edge is scored from its end that gives it
+    the most, `match / (1 + hop)`. At most `frontier_limit` entities are expanded per hop,
+    the strongest, and only those whose edges could still enter the best `keep`: `ceiling`
+    is the most `score` multiplies `match / (1 + hop)` by, so an entity whose bound is
+    below the `keep`-th score found is not walked (nor anything beyond it). Rows
     stay as stored, so a caller converts only the few it keeps. `out_of_time` is asked
     before each hop. Faded edges are not walked when `fading` is given.
+
+    `evolved` says that `score` is at most `match / (1 + hop) * min(1, confidence) *
+    ceiling` for an edge without a retrieval count (the recall's composite score). Then
+    the last hop in the present state reads each entity's edges most confident first, a
+    few per side, and the rest of an entity only when its bound could still enter the
+    best `keep`: the same edges are kept, but `reached` holds only the last hop's entities
+    reached over the edges read.
     """
+    reader = _Reader(
+        connection, valid_at=valid_at, known_at=known_at, edge_types=edge_types, fading=fading
+    )
     reached = {s.hex: (0, match, s.hex) for s, match in seeds.items()}
     frontier = sorted(reached, key=lambda s: (-reached[s][1], s))
-    walked: set[tuple[str, int]] = set()
-    best: list[Scored] = []
+    state = _State(reached=reached, keep=keep, ceiling=ceiling, score=score)
     for hop in range(max_hops):
-        if len(best) >= keep > 0:
-            floor = best[keep - 1].score
-            frontier = [n for n in frontier if reached[n][1] / (1 + hop) * ceiling > floor]
+        if len(state.best) >= keep > 0:
+            floor = state.best[keep - 1].score
+            # An entity whose bound equals the floor stays: a tie goes to the smaller fact id.
+            frontier = [n for n in frontier if reached[n][1] / (1 + hop) * ceiling >= floor]
         if not frontier:
             break
         if out_of_time():
-            return Expansion(reached=reached, edges=best[:keep], cut_short=True)
-        fetched = [
-            edge
-            for edge in _walk(
-                connection,
-                frontier[:frontier_limit],
-                valid_at=valid_at,
-                known_at=known_at,
-                edge_types=edge_types,
-                fading=fading,
-            )
-            if (edge.fact_id, edge.position) not in walked
-        ]
-        arrivals: dict[str, tuple[int, float, str]] = {}
-        for edge in fetched:
-            walked.add((edge.fact_id, edge.position))
-            for node, other in (
-                (edge.subject_id, edge.object_id),
-                (edge.object_id, edge.subject_id),
-            ):
-                if other in reached or reached.get(node, (-1,))[0] != hop:
-                    continue
-                _, match, seed = reached[node]
-                if other not in arrivals or match > arrivals[other][1]:
-                    arrivals[other] = (hop + 1, match, seed)
-        reached.update(arrivals)
-        for edge in fetched:  # both ends are reached now: the score is final
-            ends = (reached[edge.subject_id], reached[edge.object_id])
-            near, match, seed = max(ends, key=lambda end: (end[1] / (1 + end[0]), -end[0]))
-            best.append(Scored(score(edge, near, match), edge, near, seed))
-        best.sort(key=lambda s: (-s.score, s.edge.fact_id))
-        del best[max(keep, 0) :]
+            return Expansion(reached=reached, edges=state.best[:keep], cut_short=True)
+        ids = frontier[:frontier_limit]
+        ranked = evolved and hop == max_hops - 1 and reader.current
+        if ranked and keep > 0 and math.isfinite(ceiling) and len(ids) <= MAX_ENTITIES:
+            arrivals = state.last_hop(reader, ids, hop)
+        else:
+            arrivals = state.hop(reader.walk(ids), ids, hop)
         frontier = sorted(arrivals, key=lambda n: (-arrivals[n][1], n))
-    return Expansion(reached=reached, edges=best)
+    return Expansion(reached=reached, edges=state.best)
+
+
+_Reach = tuple[int, float, str]
+"""An entity reached: hops from its seed, the seed's match, the seed (ids as stored)."""
+_TOP: Final = 32
+"""Edges per side of an entity the last hop reads first, and at least `_TOP_PER_KEPT`
+times `keep`: enough that the rest of a busy entity is seldom read."""
+_TOP_PER_KEPT: Final = 3
+
+
+class _State:
+    """An expansion under way: the entities reached, the edges walked, the best kept."""
+
+    def __init__(self, *, reached: dict[str, _Reach], keep: int, ceiling: float, score: EdgeScore):
+        self.reached = reached
+        self.keep, self.ceiling, self.score = keep, ceiling, score
+        self.walked: set[tuple[str, int]] = set()
+        self.expanded: set[str] = set()
+        self.best: list[Scored] = []
+
+    def hop(self, edges: list[Walked], ids: list[str], hop: int) -> dict[str, _Reach]:
+        """Take in every edge touching `ids` (the entities expanded at `hop`); the arrivals."""
+        fetched = list(self._fresh(edges, {}).values())
+        arrivals = _arrivals(fetched, self.reached, hop)
+        self.reached.update(arrivals)
+        self.best = self._kept(fetched, self.reached)
+        self._done(fetched, ids)
+        return arrivals
+
+    def last_hop(self, reader: _Reader, ids: list[str], hop: int) -> dict[str, _Reach]:
+        """`hop` over the strongest edges of `ids` first, then the rest of any entity whose
+        remaining edges could still enter the best `keep`; the arrivals."""
+        top = max(_TOP, _TOP_PER_KEPT * self.keep)
+        inside = set(ids)
+        fetched: dict[tuple[str, int], Walked] = {}
+        counts: dict[int, int] = {}
+        least: dict[int, float] = {}  # a side's least confidence read
+        for side, edge in reader.strongest(ids, top):
+            counts[side] = counts.get(side, 0) + 1
+            least[side] = min(least.get(side, math.inf), edge.confidence)
+            self._fresh([edge], fetched)
+        # An entity with a side not read whole: the most its unread edges' confidence can be.
+        unread: dict[str, float] = {}
+        for side in (s for s, n in counts.items() if n >= top):
+            node = ids[side // 2]
+            unread[node] = max(unread.get(node, -math.inf), least[side])
+        if unread:
+            subjects = [ids[s // 2] for s, n in counts.items() if n >= top and s % 2 == 0]
+            objects = [ids[s // 2] for s, n in counts.items() if n >= top and s % 2 == 1]
+            found = reader.retrieved(subjects, objects)
+            self._fresh(
+                [e for e in found if e.subject_id in inside or e.object_id in inside], fetched
+            )
+        while True:
+            edges = list(fetched.values())
+            arrivals = _arrivals(edges, self.reached, hop)
+            now = {**self.reached, **arrivals}
+            best = self._kept(edges, now)
+            if not unread or self._settled(best, unread, ids, hop):
+                break
+            self._fresh(reader.walk(list(unread)), fetched)
+            unread = {}
+        self.reached.update(arrivals)
+        self.best = best
+        self._done(edges, ids)
+        return arrivals
+
+    def _settled(
+        self, best: list[Scored], unread: dict[str, float], ids: list[str], hop: int
+    ) -> bool:
+        """Whether no edge left unread of the entities in `unread` can enter `best`."""
+        if len(best) < self.keep:
+            return False
+        floor, ceiling = best[-1].score, self.ceiling
+        strongest = max(self.reached[n][1] for n in ids)
+        # An unread edge may also raise an entity this hop reaches to a stronger seed's match.
+        if max(self.reached[n][1] for n in unread) / (hop + 2) * ceiling >= floor:
+            return False
+        # The most either end of an unread edge can give: an entity reached and not expanded
+        # (this hop's included), or one this hop reaches.
+        most = max(
+            [strongest / (hop + 2)]
+            + [m / (1 + h) for n, (h, m, _) in self.reached.items() if n not in self.expanded]
+        )
+        return all(floor > most * min(1.0, least) * ceiling for least in unread.values())
+
+    def _kept(self, edges: list[Walked], reached: dict[str, _Reach]) -> list[Scored]:
+        """The best `keep` of those kept so far and `edges` (both ends reached), best first."""
+        keep, ceiling = self.keep, self.ceiling
+        if keep <= 0:
+            return []
+        pool = list(self.best)
+        floor = pool[keep - 1].score if len(pool) >= keep else -math.inf
+        for edge in edges:
+            at_subject, at_object = reached[edge[2]], reached[edge[4]]
+            by_subject = at_subject[1] / (1 + at_subject[0])
+            by_object = at_object[1] / (1 + at_object[0])
+            if by_object > by_subject or (by_object == by_subject and at_object[0] < at_subject[0]):
+                end, most = at_object, by_object
+            else:
+                end, most = at_subject, by_subject
+            if most * ceiling < floor:
+                continue
+            found = self.score(edge, end[0], end[1])
+            if found < floor:
+                continue
+            pool.append(Scored(found, edge, end[0], end[2]))
+            if len(pool) >= 4 * keep + 64:  # cut now and then: a raised floor skips more
+                pool.sort(key=_rank)
+                del pool[keep:]
+                floor = pool[-1].score
+        pool.sort(key=_rank)
+        del pool[keep:]
+        return pool
+
+    def _fresh(
+        self, edges: list[Walked], into: dict[tuple[str, int], Walked]
+    ) -> dict[tuple[str, int], Walked]:
+        for edge in edges:
+            key = (edge.fact_id, edge.position)
+            if key not in self.walked and key not in into:
+                into[key] = edge
+        return into
+
+    def _done(self, edges: list[Walked], ids: list[str]) -> None:
+        self.walked.update((e.fact_id, e.position) for e in edges)
+        self.expanded.update(ids)
+
+
+def _arrivals(edges: list[Walked], reached: dict[str, _Reach], hop: int) -> dict[str, _Reach]:
+    """The entities first reached over `edges` from those `hop` hops out, each from its
+    strongest neighbour's seed (the smaller seed id between equals)."""
+    arrivals: dict[str, _Reach] = {}
+    get = reached.get
+    for edge in edges:
+        subject, object_ = edge[2], edge[4]
+        at_subject, at_object = get(subject), get(object_)
+        if at_subject is None:
+            if at_object is None or at_object[0] != hop:
+                continue
+            node, end = subject, at_object
+        elif at_object is None and at_subject[0] == hop:
+            node, end = object_, at_subject
+        else:
+            continue
+        known = arrivals.get(node)
+        if known is None or end[1] > known[1] or (end[1] == known[1] and end[2] < known[2]):
+            arrivals[node] = (hop + 1, end[1], end[2])
+    return arrivals
+
+
+def _rank(kept: Scored) -> tuple[float, str]:
+    return (-kept.score, kept.edge.fact_id)

@@ -1,0 +1,114 @@
+"""The recall's last hop read strongest first (readmodels.strongest) keeps what a walk of
+every edge keeps: the same edges, scores, hops and seeds, on random graphs with busy
+entities, tied confidences and matches, and retrieval counts. Real SQLite; the hashing
+embedder stands in for WordLlama.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apexmem import Memory
+from apexmem.domain.embedding import HashingEmbedder
+from apexmem.domain.recall import EDGE_TYPE_WEIGHTS, composite_score
+from apexmem.events.log import NewEvent
+from apexmem.events.policy import FactsRetrieved
+from apexmem.readmodels import traverse
+from apexmem.readmodels.traverse import Expansion, Walked, expand
+
+_TYPES = ["semantic", "causal", "temporal", "entity"]
+
+
+def _score(edge: Walked, hop: int, match: float) -> float:
+    return composite_score(
+        match, hop, edge.confidence, edge.edge_type, retrieval_count=edge.retrievals
+    )
+
+
+def _graph(graph: random.Random) -> list[dict[str, Any]]:
+    """About 60 edges over 9 nodes, most touching the two hubs (Node0, Node1)."""
+    facts = []
+    for i in range(60):
+        subject = graph.choice([0, 1, 1, 2]) if graph.random() < 0.7 else graph.randrange(9)
+        obj = (subject + 1 + graph.randrange(8)) % 9
+        facts.append(
+            {
+                "subject": f"Node{subject}",
+                "relation": f"r{i}",
+                "object": f"Node{obj}",
+                "edge_type": graph.choice(_TYPES),
+                "confidence": graph.choice([0.3, 0.6, 0.6, 0.9, 1.0]),
+            }
+        )
+    return facts
+
+
+def _kept(expansion: Expansion) -> list[tuple[float, str, int, str]]:
+    return [(round(s.score, 12), s.edge.fact_id, s.hop, s.seed) for s in expansion.edges]
+
+
+@settings(max_examples=40)
+@given(
+    graph=st.randoms(use_true_random=False),
+    keep=st.integers(1, 4),
+    hops=st.integers(1, 2),
+    types=st.sampled_from([(), ("semantic",), ("semantic", "causal"), ("entity", "temporal")]),
+    top=st.sampled_from([1, 2, 4, 8]),
+)
+def test_the_last_hop_read_strongest_first_keeps_what_a_full_walk_keeps(
+    tmp_path_factory: pytest.TempPathFactory,
+    *,
+    graph: random.Random,
+    keep: int,
+    hops: int,
+    types: tuple[str, ...],
+    top: int,
+) -> None:
+    """`top` edges per side read first (32 in a recall): few, so that the rest of an
+    entity, and the edges with a retrieval count, are often needed."""
+    with Memory.open(tmp_path_factory.mktemp("hop"), embedder=HashingEmbedder(64)) as memory:
+        memory.assert_facts(_graph(graph))
+        ids = {e.name: e.entity_id for e in memory.entities()}
+        facts = sorted({f.fact_id for n in sorted(ids) for f in memory.facts_about(n)})
+        retrieved = graph.sample(facts, min(len(facts), 3))
+        memory.log.append(
+            [
+                NewEvent(stream_id=uuid.uuid4(), version=1, data=FactsRetrieved(fact_ids=[f]))
+                for f in retrieved
+                for _ in range(graph.choice([1, 4, 30]))
+            ]
+        )
+        assert memory.retrieval_counts(retrieved)  # projected: the counts are read
+        start = {
+            ids[n]: graph.choice([0.2, 0.5, 0.5, 1.0])
+            for n in graph.sample(sorted(ids), min(3, len(ids)))
+        }
+        ceiling = max(EDGE_TYPE_WEIGHTS[t] for t in types or _TYPES)
+        runs = []
+        with (
+            memory.store.read() as connection,
+            patch.object(traverse, "_TOP", top),
+            patch.object(traverse, "_TOP_PER_KEPT", 0),
+        ):
+            for evolved, bound in ((True, ceiling), (False, ceiling), (False, float("inf"))):
+                runs.append(
+                    expand(
+                        connection,
+                        start,
+                        score=_score,
+                        keep=keep,
+                        ceiling=bound,
+                        max_hops=hops,
+                        edge_types=list(types),
+                        evolved=evolved,
+                    )
+                )
+    ranked, walked, full = (_kept(r) for r in runs)
+    assert ranked == walked == full

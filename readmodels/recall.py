@@ -118,11 +118,8 @@ _RANKED: Final = Prepared(_ranked)
 
 
 def _ranked_ids(
-    connection: Connection, name: str, terms: Sequence[str], size: int
+    connection: Connection, name: str, match: str, floor: int | None, size: int
 ) -> list[tuple[str, float]]:
-    match, floor = rarest(connection, _INDEXES[name][0], terms, budget=RANKED_ROWS, prefix=False)
-    if not match:
-        return []
     params = {"match": match, "size": size, "floor": floor}
     return [(r[0], r[1]) for r in _RANKED.rows(connection, params, name, floor is not None)]
 
@@ -137,13 +134,17 @@ def _paged(
     """The best `size` ranked rows `visible` keeps (a page first, then every ranked row)."""
     if not terms or size <= 0:
         return []
+    # The words and the floor are chosen once: every page ranks the same rows.
+    match, floor = rarest(connection, _INDEXES[name][0], terms, budget=RANKED_ROWS, prefix=False)
+    if not match:
+        return []
     page = size * _SPARE
-    best = _ranked_ids(connection, name, terms, page)
+    best = _ranked_ids(connection, name, match, floor, page)
     shown = visible([i for i, _ in best])
     while len(shown) < size and len(best) == page < RANKED_ROWS:
         checked = len(best)
         page = min(page * 4, RANKED_ROWS)
-        best = _ranked_ids(connection, name, terms, page)
+        best = _ranked_ids(connection, name, match, floor, page)
         shown.update(visible([i for i, _ in best[checked:]]))
     return [(shown[i], score) for i, score in best if i in shown][:size]
 

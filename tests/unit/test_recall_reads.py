@@ -189,9 +189,9 @@ def test_pages_of_ranked_facts_grow_until_enough_are_believed(
     pages: list[int] = []
     ranked = reads._ranked_ids
 
-    def counted(connection: Any, name: str, terms: Any, size: int) -> Any:
+    def counted(connection: Any, name: str, match: str, floor: Any, size: int) -> Any:
         pages.append(size)
-        return ranked(connection, name, terms, size)
+        return ranked(connection, name, match, floor, size)
 
     monkeypatch.setattr(reads, "_ranked_ids", counted)
     with memory.store.read() as connection:

@@ -76,13 +76,16 @@ def test_the_last_hop_read_strongest_first_keeps_what_a_full_walk_keeps(
     with Memory.open(tmp_path_factory.mktemp("hop"), embedder=HashingEmbedder(64)) as memory:
         memory.assert_facts(_graph(graph))
         ids = {e.name: e.entity_id for e in memory.entities()}
-        facts = sorted({f.fact_id for n in sorted(ids) for f in memory.facts_about(n)})
-        retrieved = graph.sample(facts, min(len(facts), 3))
+        believed = {f.fact_id: f for n in sorted(ids) for f in memory.facts_about(n)}
+        # Mostly weak edges: a count lifts a 0.3 or 0.6 edge past stronger unread ones
+        # only when the walk reads the edges with a retrieval count apart.
+        weak = sorted(i for i, f in believed.items() if f.confidence <= 0.6)
+        retrieved = graph.sample(weak, min(len(weak), 5)) + graph.sample(sorted(believed), 1)
         memory.log.append(
             [
                 NewEvent(stream_id=uuid.uuid4(), version=1, data=FactsRetrieved(fact_ids=[f]))
                 for f in retrieved
-                for _ in range(graph.choice([1, 4, 30]))
+                for _ in range(graph.choice([1, 4, 30, 120]))
             ]
         )
         assert memory.retrieval_counts(retrieved)  # projected: the counts are read
@@ -112,3 +115,39 @@ def test_the_last_hop_read_strongest_first_keeps_what_a_full_walk_keeps(
                 )
     ranked, walked, full = (_kept(r) for r in runs)
     assert ranked == walked == full
+
+
+def test_a_weak_edge_lifted_by_its_retrievals_is_not_left_unread(tmp_path: Any) -> None:
+    """The hub's two most confident edges are read first (0.95, 0.9): the bound then says
+    no unread edge beats 0.95. Only the read of the edges with a retrieval count finds
+    the 0.6 edge recalled 200 times, whose evolved weight is 1.0."""
+    strengths = [0.95, 0.9, 0.9, 0.9, 0.6, 0.3, 0.3]
+    with Memory.open(tmp_path, embedder=HashingEmbedder(64)) as memory:
+        refs = memory.assert_facts(
+            [
+                {"subject": "Hub", "relation": f"r{i}", "object": f"Leaf{i}",
+                 "edge_type": "semantic", "confidence": c}
+                for i, c in enumerate(strengths)
+            ]
+        )  # fmt: skip
+        lifted = refs[strengths.index(0.6)].fact_id
+        memory.log.append(
+            [
+                NewEvent(stream_id=uuid.uuid4(), version=1, data=FactsRetrieved(fact_ids=[lifted]))
+                for _ in range(200)
+            ]
+        )
+        assert memory.retrieval_counts([lifted])
+        hub = next(e.entity_id for e in memory.entities() if e.name == "Hub")
+        with (
+            memory.store.read() as connection,
+            patch.object(traverse, "_TOP", 2),
+            patch.object(traverse, "_TOP_PER_KEPT", 0),
+        ):
+            runs = [
+                expand(connection, {hub: 1.0}, score=_score, keep=1, ceiling=1.0, max_hops=1,
+                       edge_types=["semantic"], evolved=evolved)
+                for evolved in (True, False)
+            ]  # fmt: skip
+    assert [s.edge.fact_id for s in runs[0].edges] == [lifted.hex]
+    assert _kept(runs[0]) == _kept(runs[1])

@@ -5,41 +5,17 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 from uuid import UUID
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sample_events import WHEN, event
 
 from apexmem.cache import StateCache
-from apexmem.events import EventLog, FactsRetrieved, NewEvent
-from apexmem.events.episode import MessageRecorded
-from apexmem.events.fact import FactAsserted
+from apexmem.events import EventLog, NewEvent
 from apexmem.events.log import lookup_key
 from apexmem.replay.verify import verify
-
-WHEN = datetime(2024, 5, 1, tzinfo=UTC)
-
-
-def event(kind: int, item: UUID) -> FactAsserted | MessageRecorded | FactsRetrieved:
-    """A keyed fact or message, or an event with no lookup key, about `item`."""
-    if kind == 0:
-        return FactAsserted(
-            fact_id=item,
-            subject_id=item,
-            relation="knows",
-            edge_type="semantic",
-            fact="someone knows someone",
-            confidence=0.5,
-            valid_from=WHEN,
-            observed_at=WHEN,
-            outcome="created",
-        )
-    if kind == 1:
-        return MessageRecorded(message_id=item, speaker="user", text="hello", at=WHEN)
-    return FactsRetrieved(fact_ids=[item])
-
 
 # Streams from a small pool, so one batch puts several events on the same stream.
 EVENTS = st.lists(

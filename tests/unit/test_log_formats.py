@@ -5,42 +5,19 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 from uuid import UUID, uuid4
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sample_events import WHEN, event
 
 from apexmem import Memory
-from apexmem.events import ApexmemError, EventLog, FactsRetrieved, NewEvent
-from apexmem.events.episode import MessageRecorded
-from apexmem.events.fact import FactAsserted
+from apexmem.events import ApexmemError, EventLog, NewEvent
 from apexmem.events.log import lookup_key
 from apexmem.events.storedids import IdFormat, StoredIds, parse_stream, stream_text
 from apexmem.replay.verify import verify
-
-WHEN = datetime(2024, 5, 1, tzinfo=UTC)
-
-
-def event(kind: int, item: UUID) -> FactAsserted | MessageRecorded | FactsRetrieved:
-    """A keyed fact or message, or an event with no lookup key, about `item`."""
-    if kind == 0:
-        return FactAsserted(
-            fact_id=item,
-            subject_id=item,
-            relation="knows",
-            edge_type="semantic",
-            fact="someone knows someone",
-            confidence=0.5,
-            valid_from=WHEN,
-            observed_at=WHEN,
-            outcome="created",
-        )
-    if kind == 1:
-        return MessageRecorded(message_id=item, speaker="user", text="hello", at=WHEN)
-    return FactsRetrieved(fact_ids=[item])
 
 
 def some_events(count: int) -> list[NewEvent]:

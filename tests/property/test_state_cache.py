@@ -14,7 +14,8 @@ append conflicts and is decided again from the log.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -243,12 +244,21 @@ def test_a_writer_that_skips_reading_new_streams_writes_the_log_one_that_reads_w
     assert complete == reading
 
 
-def test_another_writers_append_ends_the_shortcut_without_a_conflict(tmp_path: Path) -> None:
-    path = tmp_path / "events.db"
-    cache = StateCache()
+@contextmanager
+def two_logs(path: Path) -> Iterator[tuple[EventLog, EventLog]]:
+    """Two instances of one log file, as two writer processes hold it."""
     first_log = EventLog(path, clock=ticking_clock())
     other_log = EventLog(path, clock=ticking_clock())
     try:
+        yield first_log, other_log
+    finally:
+        first_log.close()
+        other_log.close()
+
+
+def test_another_writers_append_ends_the_shortcut_without_a_conflict(tmp_path: Path) -> None:
+    cache = StateCache()
+    with two_logs(tmp_path / "events.db") as (first_log, other_log):
         first = Writer(first_log, NO_RETRY, ticking_clock(), cache=cache)
         other = Writer(other_log, Settings(), ticking_clock())
         first.execute([assertion("Alice", "lives_in", "Paris")])
@@ -256,9 +266,6 @@ def test_another_writers_append_ends_the_shortcut_without_a_conflict(tmp_path: P
         head_after_own_write = first_log.last_position()
         other.execute([assertion("Bob", "lives_in", "Lyon")])
         [again] = first.execute([assertion("Bob", "lives_in", "Lyon")])  # raises on a conflict
-    finally:
-        first_log.close()
-        other_log.close()
 
     assert complete_after_own_write == head_after_own_write > 0
     assert cache.complete_at is None
@@ -268,11 +275,8 @@ def test_another_writers_append_ends_the_shortcut_without_a_conflict(tmp_path: P
 def test_a_stream_taken_after_all_conflicts_and_is_decided_again_from_the_log(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "events.db"
     cache = StateCache()
-    first_log = EventLog(path, clock=ticking_clock())
-    other_log = EventLog(path, clock=ticking_clock())
-    try:
+    with two_logs(tmp_path / "events.db") as (first_log, other_log):
         first = Writer(first_log, NO_RETRY, ticking_clock(), cache=cache)
         retrying = Writer(first_log, Settings(), ticking_clock(), cache=cache)
         other = Writer(other_log, Settings(), ticking_clock())
@@ -284,9 +288,6 @@ def test_a_stream_taken_after_all_conflicts_and_is_decided_again_from_the_log(
         cache.complete_at = first_log.last_position()  # wrongly again, for the retrying writer
         [again] = retrying.execute([assertion("Bob", "lives_in", "Lyon")])
         slot = first_log.read_stream(getattr(again, "slot_id", SEED_STREAM))
-    finally:
-        first_log.close()
-        other_log.close()
 
     assert getattr(again, "outcome", None) == "reinforced"
     assert [e.tag for e in slot] == ["fact-asserted.v1", "fact-reinforced.v1"]

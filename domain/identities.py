@@ -19,6 +19,7 @@ __all__ = [
     "message_id",
     "object_key",
     "slot_id",
+    "uuid_of_int",
 ]
 
 NS: Final = UUID("6f1c2a4e-8f0b-5d3e-9a71-2b5c4d6e8f90")
@@ -56,11 +57,17 @@ def _uuid5(name: str) -> UUID:
     Ids are derived several times per fact on the write path; `UUID.__init__` validated
     each one again and cost more than the hash itself.
     """
-    value = (int.from_bytes(sha1(_NS_BYTES + name.encode()).digest()[:16]) & _KEEP) | _SET
-    derived = _new(UUID)
-    _set(derived, "int", value)
-    _set(derived, "is_safe", _UNKNOWN)
-    return derived
+    digest = sha1(_NS_BYTES + name.encode()).digest()
+    return uuid_of_int((int.from_bytes(digest[:16]) & _KEEP) | _SET)
+
+
+def uuid_of_int(value: int) -> UUID:
+    """`UUID(int=value)` without `UUID.__init__`'s checks (Python code, slower than a hash):
+    for values known to be 128-bit ids, derived here or written by apexmem itself."""
+    made = _new(UUID)
+    _set(made, "int", value)
+    _set(made, "is_safe", _UNKNOWN)
+    return made
 
 
 @lru_cache(maxsize=65_536)

@@ -12,15 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final
-from uuid import UUID, SafeUUID
+from typing import Any
+from uuid import UUID
 
 from sqlalchemy import BigInteger, ClauseElement, ColumnElement, Connection, String, type_coerce
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from apexmem.domain.identities import uuid_of_int
 from apexmem.readmodels.tables import stored_micros
 
-__all__ = ["Prepared", "as_stored", "id_of", "stored_id", "stored_time", "stored_times"]
+__all__ = [
+    "Prepared",
+    "as_stored",
+    "driver_rows",
+    "id_of",
+    "stored_id",
+    "stored_time",
+    "stored_times",
+]
 
 
 class Prepared:
@@ -35,13 +44,7 @@ class Prepared:
         self, connection: Connection, params: Mapping[str, Any], *shape: Hashable
     ) -> Sequence[Any]:
         """The rows (tuples) of the statement `build(*shape)` for `params` (values as stored)."""
-        statement, args = self.expand(connection, params, *shape)
-        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
-            cursor.execute(statement, args)
-            return cursor.fetchall()  # type: ignore[no-any-return]
-        finally:
-            cursor.close()
+        return driver_rows(connection, *self.expand(connection, params, *shape))
 
     def expand(
         self, connection: Connection, params: Mapping[str, Any], *shape: Hashable
@@ -102,15 +105,18 @@ def id_of(stored: str) -> UUID:
     in Python for longer than the rest of its handling; the read model only holds hex it
     wrote itself.
     """
-    found = _new(UUID)
-    _set(found, "int", int(stored, 16))
-    _set(found, "is_safe", _UNKNOWN)
-    return found
+    return uuid_of_int(int(stored, 16))
 
 
-_new = object.__new__
-_set = object.__setattr__
-_UNKNOWN: Final = SafeUUID.unknown
+def driver_rows(connection: Connection, statement: str, args: Any) -> list[Any]:
+    """The rows of SQL text run on the driver's own cursor: no SQLAlchemy result handling,
+    which costs more than a small query's answer."""
+    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(statement, args)
+        return cursor.fetchall()  # type: ignore[no-any-return]
+    finally:
+        cursor.close()
 
 
 def stored_times(valid_at: datetime | None, known_at: datetime | None) -> dict[str, int | None]:

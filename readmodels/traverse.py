@@ -347,10 +347,11 @@ class _State:
         fetched: dict[tuple[str, int], Walked] = {}
         counts: dict[int, int] = {}
         least: dict[int, float] = {}  # a side's least confidence read
-        for side, edge in reader.strongest(ids, top):
+        strongest = reader.strongest(ids, top)
+        for side, edge in strongest:
             counts[side] = counts.get(side, 0) + 1
             least[side] = min(least.get(side, math.inf), edge.confidence)
-            self._fresh([edge], fetched)
+        self._fresh([edge for _, edge in strongest], fetched)
         # An entity with a side not read whole: the most its unread edges' confidence can be.
         unread: dict[str, float] = {}
         for side in (s for s, n in counts.items() if n >= top):

@@ -39,6 +39,7 @@ from sqlalchemy import (
 from apexmem.domain.embedding import Embedder, Vectors
 from apexmem.events.log import RecordedEvent
 from apexmem.projections.vectors import TEXT_TAGS, Kind, VectorText, text_of
+from apexmem.readmodels.prepared import driver_rows
 from apexmem.readmodels.store import set_position
 
 __all__ = [
@@ -292,18 +293,12 @@ def items_of(
     if not vids:
         return {}
     marks = ",".join("?" * len(vids))
-    # On the driver's cursor: asked twice by every recall, and SQLAlchemy's handling of a
-    # statement cost more than SQLite's answer.
-    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    try:
-        cursor.execute(
-            "SELECT vid, item_id, kind, model FROM vector_items"
-            f" WHERE vid IN ({marks})",  # the kind's index would be chosen and scanned
-            tuple(vids),
-        )
-        rows = cursor.fetchall()
-    finally:
-        cursor.close()
+    # On the driver's cursor: asked twice by every recall.
+    rows = driver_rows(
+        connection,
+        f"SELECT vid, item_id, kind, model FROM vector_items WHERE vid IN ({marks})",
+        tuple(vids),
+    )  # (not through the kind's index: it would be chosen and scanned)
     return {vid: item for vid, item, found, by in rows if found == kind and by == model}
 
 

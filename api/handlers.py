@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 import msgspec
@@ -54,7 +54,7 @@ from apexmem.results import (
 from apexmem.revision import revise
 from apexmem.staging import Meta, Staging
 
-__all__ = ["HANDLERS", "Context", "SlotPlan", "batch_plan", "plan_slot"]
+__all__ = ["HANDLERS", "Context", "Planned", "SlotPlan", "batch_plan", "plan_slot"]
 
 _logger = get_logger()
 
@@ -70,6 +70,18 @@ class Context(msgspec.Struct, kw_only=True):
     cause: str | None
     plans: dict[tuple[str, str, str | None], SlotPlan] = msgspec.field(default_factory=dict)
     """Slot plans of this batch by (relation, edge type, value) as given: most repeat."""
+    planned: dict[int, Planned] = msgspec.field(default_factory=dict)
+    """What the batch's prefetch derived for an assertion (by `id` of the command): the
+    handler takes its sentence and slot when its names resolve to the same entities."""
+
+
+class Planned(NamedTuple):
+    """An assertion's sentence and slot, derived for these subject and object ids."""
+
+    subject_id: UUID
+    object_id: UUID | None
+    sentence: str
+    slot: UUID
 
 
 def _meta(context: Context, command: Any) -> Meta:
@@ -128,8 +140,12 @@ def _assert(context: Context, command: AssertFact) -> Result:
                 "object", command.object, f"is the same entity as subject {command.subject!r}"
             )
     object_id = target.entity_id if target else None
-    sentence = _sentence(command, subject.name, target.name if target else None, plan)
-    slot = plan.slot(subject.entity_id, object_id, sentence)
+    planned = context.planned.get(id(command))
+    if planned is not None and planned[0] is subject.entity_id and planned[1] is object_id:
+        sentence, slot = planned[2], planned[3]
+    else:
+        sentence = _sentence(command, subject.name, target.name if target else None, plan)
+        slot = plan.slot(subject.entity_id, object_id, sentence)
     proposal = _proposal(
         context, command, slot=slot, subject=subject, target=target, plan=plan, sentence=sentence
     )

@@ -150,9 +150,13 @@ class Staging:
         return found
 
     def known_names(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Any]:
-        """`known_name` of many (name, type as given) pairs: the pairs that have one."""
+        """`known_name` of many (name, type as given) pairs: the pairs that have one.
+
+        The batch remembers what the cache knew, so its `known_name` finds them in one look.
+        """
         found = {} if self.merged else self.cache.names(pairs)
         found.update((pair, self.resolved[pair]) for pair in pairs if pair in self.resolved)
+        self.resolved.update(found)
         return found
 
     def forget_names(self) -> None:

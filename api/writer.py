@@ -32,7 +32,7 @@ from apexmem.events.errors import (
     ValidationError,
 )
 from apexmem.events.log import AppendResult, EventLog, LogAccess
-from apexmem.handlers import HANDLERS, Context, batch_plan
+from apexmem.handlers import HANDLERS, Context, Planned, batch_plan
 from apexmem.logs import get_logger
 from apexmem.naming import name_key
 from apexmem.projections.streams import evolve_policy, fold
@@ -199,9 +199,12 @@ def _planned_slot(
         return None
     try:
         sentence = clean_sentence(command.fact) if command.fact else ""
-        return batch_plan(context, command).slot(subject, target, sentence)
+        slot = batch_plan(context, command).slot(subject, target, sentence)
     except ApexmemError:  # reported when the command runs
         return None
+    if command.fact:  # a sentence made from names is the handler's to make
+        context.planned[id(command)] = Planned(subject, target, sentence, slot)
+    return slot
 
 
 def _names(command: Command) -> list[tuple[str, str]]:

@@ -530,13 +530,15 @@ def _records(
     index is the event's index in `events`.
     """
     streams = ids.streams([e.stream_id for e in events])
+    # The chain hashes each stream id's 16 bytes, which a binary log stores as they are.
+    raw = streams if ids.binary else [e.stream_id.bytes for e in events]
     rows: list[Row] = []
     links: list[bytes] = []
     prefixes: list[str] = []
     keyed: list[UUID] = []
     indices: list[int] = []
     keyed_classes = _KEYED
-    for i, (stream, e) in enumerate(zip(streams, events, strict=True)):
+    for i, (stream, stream_bytes, e) in enumerate(zip(streams, raw, events, strict=True)):
         data = e.data
         tag = tag_of(data)
         state = encode(
@@ -545,7 +547,7 @@ def _records(
             )
         )
         rows.append((stream, e.version, tag, state))
-        chain = link(chain, e.stream_id, e.version, tag, state)
+        chain = link(chain, stream_bytes, e.version, tag, state)
         links.append(chain)
         found = keyed_classes.get(type(data))
         if found is not None:

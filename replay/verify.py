@@ -53,7 +53,7 @@ def _problem(record: RawRecord, previous: bytes, last_time: int) -> str | None:
     try:
         state = record.state if isinstance(record.state, bytes) else str(record.state).encode()
         expected = link(
-            previous, UUID(str(record.stream_id)), int(record.version), str(record.tag), state
+            previous, UUID(str(record.stream_id)).bytes, int(record.version), str(record.tag), state
         )
     except (TypeError, ValueError):
         return "the record is malformed (its stream id, version or tag is not what was written)"

@@ -94,7 +94,7 @@ def test_a_chain_link_hashes_the_parts_in_the_documented_order(
     ):
         hasher.update(part)
 
-    assert link(previous, stream, version, tag, state) == hasher.digest()
+    assert link(previous, stream.bytes, version, tag, state) == hasher.digest()
 
 
 @given(
@@ -138,7 +138,7 @@ def test_the_log_stores_what_the_mapper_would(
         mapped.topic,
         mapped.state,
     )
-    assert raw.chain == link(GENESIS, NS, 1, tag_of(event.data), mapped.state)
+    assert raw.chain == link(GENESIS, NS.bytes, 1, tag_of(event.data), mapped.state)
     assert position == 1
 
 

@@ -84,6 +84,8 @@ class Staging:
         """Facts asserted in this batch (by `fact_id.int`) to their slots."""
         self.resolved: dict[tuple[str, str], Any] = {}
         """Names resolved to existing entities in this batch: (name, type as given) to it."""
+        self._known: dict[tuple[str, str], Any] = {}
+        """What `known_names` found (in the cache or this batch), for `known_name`."""
         self.merged = False
         """Whether this batch merged an entity: names resolved before may point elsewhere."""
 
@@ -144,24 +146,28 @@ class Staging:
 
     def known_name(self, name: str, kind: str) -> Any:
         """The existing entity a name resolved to in this batch or a committed one, if any."""
-        found = self.resolved.get((name, kind))
-        if found is None and not self.merged:
-            found = self.cache.name(name, kind)
+        pair = (name, kind)
+        found = self._known.get(pair)
+        if found is None:
+            found = self.resolved.get(pair)
+            if found is None and not self.merged:
+                found = self.cache.name(name, kind)
         return found
 
     def known_names(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Any]:
         """`known_name` of many (name, type as given) pairs: the pairs that have one.
 
-        The batch remembers what the cache knew, so its `known_name` finds them in one look.
+        The batch remembers them, so its `known_name` finds each in one look.
         """
         found = {} if self.merged else self.cache.names(pairs)
         found.update((pair, self.resolved[pair]) for pair in pairs if pair in self.resolved)
-        self.resolved.update(found)
+        self._known.update(found)
         return found
 
     def forget_names(self) -> None:
         """An entity was merged: resolve every name again, from this batch's states."""
         self.resolved.clear()
+        self._known.clear()
         self.merged = True
 
     def touched(self) -> list[UUID]:

@@ -32,7 +32,7 @@ from apexmem.events.errors import (
     ValidationError,
 )
 from apexmem.events.log import AppendResult, EventLog, LogAccess
-from apexmem.handlers import HANDLERS, Context, Planned, batch_plan
+from apexmem.handlers import HANDLERS, Context, batch_plan
 from apexmem.logs import get_logger
 from apexmem.naming import name_key
 from apexmem.projections.streams import evolve_policy, fold
@@ -203,7 +203,7 @@ def _planned_slot(
     except ApexmemError:  # reported when the command runs
         return None
     if command.fact:  # a sentence made from names is the handler's to make
-        context.planned[id(command)] = Planned(subject, target, sentence, slot)
+        context.planned[id(command)] = (subject, target, sentence, slot)
     return slot
 
 

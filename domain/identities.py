@@ -7,6 +7,8 @@ from hashlib import sha1
 from typing import Final
 from uuid import UUID, SafeUUID, uuid5
 
+import msgspec
+
 __all__ = [
     "NS",
     "POLICY_ID",
@@ -27,6 +29,9 @@ POLICY_ID: Final = uuid5(NS, "policy")
 USAGE_ID: Final = uuid5(NS, "usage")
 
 _NS_BYTES: Final = NS.bytes
+_FACT: Final = _NS_BYTES + b"fact/"
+_uuid_bytes: Final = msgspec.json.Encoder().encode
+"""A UUID's canonical text as JSON (quoted), made in C."""
 # RFC 4122 version 5: the variant bits (10) and the version nibble (0101) over a SHA-1 prefix.
 _KEEP: Final = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
 _SET: Final = (0x8000 << 48) | (0x5000 << 64)
@@ -57,7 +62,12 @@ def _uuid5(name: str) -> UUID:
     Ids are derived several times per fact on the write path; `UUID.__init__` validated
     each one again and cost more than the hash itself.
     """
-    digest = sha1(_NS_BYTES + name.encode()).digest()
+    return _uuid5_of(_NS_BYTES + name.encode())
+
+
+def _uuid5_of(data: bytes) -> UUID:
+    """The version-5 UUID of `data`: the namespace's bytes, then the name's UTF-8 bytes."""
+    digest = sha1(data).digest()
     return uuid_of_int((int.from_bytes(digest[:16]) & _KEEP) | _SET)
 
 
@@ -115,7 +125,9 @@ def slot_id(subject: UUID, relation: str, edge_type: str, key: str | None) -> UU
 
 def fact_id(slot: UUID, version: int) -> UUID:
     """The id of the fact version asserted at `version` of its slot."""
-    return _uuid5(f"fact/{_text(slot.int)}/{version}")
+    # uuid5(NS, f"fact/{slot}/{version}"), its name's bytes made in C: most slots are new,
+    # so a memo of their text would only push the subjects' texts out of `_TEXTS`.
+    return _uuid5_of(b"".join((_FACT, _uuid_bytes(slot)[1:-1], b"/%d" % version)))
 
 
 def episode_id(conversation: str) -> UUID:

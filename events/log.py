@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -36,6 +37,8 @@ __all__ = [
     "lookup_key",
 ]
 
+_INDEX_ROWS: Final = 256
+_INDEX_INSERT: Final = "INSERT INTO log_index VALUES " + ",".join(["(?,?,?)"] * _INDEX_ROWS)
 _READ_CHUNK: Final = 500
 _SCAN_CHUNK: Final = 2_000
 """Events per query when reading the log in position order (a projection batch, by default)."""
@@ -192,10 +195,7 @@ class EventLog:
         rows, links, keys = _records(self.ids, events, recorded_at, chain)
         positions = self._recorder.insert_rows(cursor, rows)
         first = positions[0] if positions else 1
-        cursor.executemany(
-            "INSERT INTO log_index VALUES (?,?,?)",
-            [(first + i, micros, hashed) for i, hashed in enumerate(links)],
-        )
+        _insert_index(cursor, list(zip(range(first, first + len(links)), repeat(micros), links)))
         if keys:
             cursor.executemany(
                 "INSERT INTO event_keys VALUES (?,?)", [(k, first + i) for k, i in keys]
@@ -556,6 +556,20 @@ def _records(
             indices.append(i)
     keys = list(zip(ids.keys(prefixes, keyed), indices, strict=True))
     return rows, links, keys
+
+
+def _insert_index(cursor: Any, rows: list[tuple[int, int, bytes]]) -> None:
+    """Insert time-index rows, most of them `_INDEX_ROWS` to a statement.
+
+    The rows are small and their keys ascend, and SQLite inserts them about twice as fast
+    from one statement with many rows as from `executemany`, which runs a statement per
+    row (the event and key tables, with random keys, are not faster that way).
+    """
+    whole = len(rows) - len(rows) % _INDEX_ROWS
+    for i in range(0, whole, _INDEX_ROWS):
+        cursor.execute(_INDEX_INSERT, [value for row in rows[i : i + _INDEX_ROWS] for value in row])
+    if whole < len(rows):
+        cursor.executemany("INSERT INTO log_index VALUES (?,?,?)", rows[whole:])
 
 
 def _execute(cursor: Any, sql: str) -> None:

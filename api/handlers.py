@@ -74,13 +74,20 @@ class Context(msgspec.Struct, kw_only=True):
     cause: str | None
     plans: dict[tuple[str, str, str | None], SlotPlan] = msgspec.field(default_factory=dict)
     """Slot plans of this batch by (relation, edge type, value) as given: most repeat."""
+    metas: dict[tuple[str | None, str | None], Meta] = msgspec.field(default_factory=dict)
+    """Envelopes of this batch by (actor, episode)."""
     planned: dict[int, Planned] = msgspec.field(default_factory=dict)
     """What the batch's prefetch derived for an assertion (by `id` of the command): the
     handler takes its sentence and slot when its names resolve to the same entities."""
 
 
 def _meta(context: Context, command: Any) -> Meta:
-    return Meta(command.actor, command.episode, context.cause)
+    """The command's envelope, one per (actor, episode) in a batch: most commands share one."""
+    key = (command.actor, command.episode)
+    meta = context.metas.get(key)
+    if meta is None:
+        meta = context.metas[key] = Meta(command.actor, command.episode, context.cause)
+    return meta
 
 
 def _entity_type(field: str, value: str) -> str:
@@ -126,11 +133,16 @@ def _assert(context: Context, command: AssertFact) -> Result:
     meta = _meta(context, command)
     plan = batch_plan(context, command)
     staging = context.staging
-    subject = resolve(staging, "subject", command.subject, command.subject_type, meta)
+    # A name the batch already knows needs no resolving (most names of a batch).
+    subject = staging.known_name(command.subject, command.subject_type) or resolve(
+        staging, "subject", command.subject, command.subject_type, meta
+    )
     target = None
     if command.object is not None:
-        target = resolve(staging, "object", command.object, command.object_type, meta)
-        if target.entity_id == subject.entity_id:
+        target = staging.known_name(command.object, command.object_type) or resolve(
+            staging, "object", command.object, command.object_type, meta
+        )
+        if target.entity_id.int == subject.entity_id.int:
             raise ValidationError(
                 "object", command.object, f"is the same entity as subject {command.subject!r}"
             )

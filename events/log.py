@@ -16,7 +16,7 @@ import msgspec
 
 from apexmem.events.base import Event
 from apexmem.events.catalogue import tag_of
-from apexmem.events.chain import GENESIS, link
+from apexmem.events.chain import GENESIS, links
 from apexmem.events.checkpoint import Checkpointer
 from apexmem.events.codec import Stored, decode, encode
 from apexmem.events.episode import MessageRecorded
@@ -192,10 +192,10 @@ class EventLog:
         # back: "known at S" then tells any two appends apart.
         micros = max(to_micros(self._clock()), last_micros + 1)
         recorded_at = from_micros(micros)
-        rows, links, keys = _records(self.ids, events, recorded_at, chain)
+        rows, hashes, keys = _records(self.ids, events, recorded_at, chain)
         positions = self._recorder.insert_rows(cursor, rows)
         first = positions[0] if positions else 1
-        _insert_index(cursor, list(zip(range(first, first + len(links)), repeat(micros), links)))
+        _insert_index(cursor, list(zip(range(first, first + len(hashes)), repeat(micros), hashes)))
         if keys:
             cursor.executemany(
                 "INSERT INTO event_keys VALUES (?,?)", [(k, first + i) for k, i in keys]
@@ -530,32 +530,37 @@ def _records(
     index is the event's index in `events`.
     """
     streams = ids.streams([e.stream_id for e in events])
-    # The chain hashes each stream id's 16 bytes, which a binary log stores as they are.
-    raw = streams if ids.binary else [e.stream_id.bytes for e in events]
-    rows: list[Row] = []
-    links: list[bytes] = []
+    versions = [e.version for e in events]
+    tags: list[str] = []
+    states: list[bytes] = []
     prefixes: list[str] = []
     keyed: list[UUID] = []
     indices: list[int] = []
     keyed_classes = _KEYED
-    for i, (stream, stream_bytes, e) in enumerate(zip(streams, raw, events, strict=True)):
+    for i, e in enumerate(events):
         data = e.data
-        tag = tag_of(data)
-        state = encode(
-            Stored(
-                recorded_at=recorded_at, actor=e.actor, episode=e.episode, cause=e.cause, data=data
+        tags.append(tag_of(data))
+        states.append(
+            encode(
+                Stored(
+                    recorded_at=recorded_at,
+                    actor=e.actor,
+                    episode=e.episode,
+                    cause=e.cause,
+                    data=data,
+                )
             )
         )
-        rows.append((stream, e.version, tag, state))
-        chain = link(chain, stream_bytes, e.version, tag, state)
-        links.append(chain)
         found = keyed_classes.get(type(data))
         if found is not None:
             prefixes.append(found[0])
             keyed.append(found[1](data))
             indices.append(i)
+    # The chain hashes each stream id's 16 bytes, which a binary log stores as they are.
+    raw = streams if ids.binary else [e.stream_id.bytes for e in events]
+    hashes = links(chain, zip(raw, versions, tags, states, strict=True))
     keys = list(zip(ids.keys(prefixes, keyed), indices, strict=True))
-    return rows, links, keys
+    return list(zip(streams, versions, tags, states, strict=True)), hashes, keys
 
 
 def _insert_index(cursor: Any, rows: list[tuple[int, int, bytes]]) -> None:

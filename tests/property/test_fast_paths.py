@@ -30,7 +30,7 @@ from apexmem.domain.identities import (
     slot_id,
 )
 from apexmem.events import EventLog, FactsRetrieved, NewEvent, Stored, tag_of
-from apexmem.events.chain import GENESIS, link
+from apexmem.events.chain import GENESIS, link, links
 from apexmem.events.codec import Pending, TaggedMapper
 
 NAMES = st.text(min_size=1, max_size=80)
@@ -198,3 +198,29 @@ def test_a_non_finite_rate_in_a_batch_is_refused_as_build_refuses_it() -> None:
 
     assert caught.value.field == "[1].rate"
     assert caught.value.rule == "is not a finite number"
+
+
+@given(
+    previous=st.binary(min_size=32, max_size=32),
+    records=st.lists(
+        st.tuples(
+            st.uuids(),
+            st.integers(min_value=1, max_value=2**40),
+            st.sampled_from(["fact-asserted.v1", "entity-observed.v1", "x"]),
+            st.binary(max_size=500),
+        ),
+        max_size=20,
+    ),
+)
+def test_links_of_many_records_equal_one_link_after_another(
+    previous: bytes, records: list[tuple[UUID, int, str, bytes]]
+) -> None:
+    expected = []
+    chain = previous
+    for stream, version, tag, state in records:
+        chain = link(chain, stream.bytes, version, tag, state)
+        expected.append(chain)
+
+    got = links(previous, [(s.bytes, v, t, b) for s, v, t, b in records])
+
+    assert got == expected

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from datetime import datetime
 from typing import Final
 from uuid import UUID
@@ -12,6 +12,7 @@ from uuid import UUID
 import msgspec
 
 from apexmem.cache import StateCache
+from apexmem.collector import paused
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -43,6 +44,9 @@ from apexmem.staging import Staging
 __all__ = ["Writer"]
 
 _logger = get_logger()
+_PAUSE_COLLECTOR_AT: Final = 64
+"""Commands in a batch from which the garbage collector is paused while it is written (a
+single write allocates too little for collections to matter)."""
 _receipt_decoder: Final = msgspec.json.Decoder(list[Result])
 
 
@@ -79,7 +83,8 @@ class Writer:
         the batch is decided again from freshly read states.
         """
         retries = self._settings.memory.log.write_retries
-        with self._lock:
+        pause = paused() if len(commands) >= _PAUSE_COLLECTOR_AT else nullcontext()
+        with self._lock, pause:
             for attempt in range(retries + 1):
                 try:
                     cache = self._cache if attempt == 0 else StateCache()

@@ -8,6 +8,7 @@ entity.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -128,3 +129,41 @@ def test_a_writer_that_conflicts_with_a_merge_elsewhere_resolves_its_names_again
         [after] = first.assert_facts([lives_in("Bob", "Nice")])
 
     assert after.subject_id == robert.entity_id
+
+
+def test_a_large_batch_pauses_the_garbage_collector_and_turns_it_back_on(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    original = memory._writer._attempt
+
+    def attempt(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(memory._writer, "_attempt", attempt)
+    memory.assert_fact(**lives_in("Alice", "Paris"))
+    memory.assert_facts([lives_in(f"person-{i:03d}", "Lyon") for i in range(100)])
+
+    assert seen == [True, False]  # a single fact leaves the collector alone
+    assert gc.isenabled()
+
+
+def test_a_failed_large_batch_turns_the_collector_back_on(memory: Memory) -> None:
+    facts = [lives_in(f"person-{i:03d}", "Lyon") for i in range(100)]
+    facts[70] = lives_in("person-070", "person-070", object_type="person")
+
+    with pytest.raises(ValidationError):
+        memory.assert_facts(facts)
+
+    assert gc.isenabled()
+    assert memory.log.last_position() == 0
+
+
+def test_the_collector_stays_off_after_a_batch_when_it_was_off(memory: Memory) -> None:
+    gc.disable()
+    try:
+        memory.assert_facts([lives_in(f"person-{i:03d}", "Lyon") for i in range(100)])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -148,6 +148,8 @@ def _assert(context: Context, command: AssertFact) -> Result:
             )
     object_id = target.entity_id if target else None
     planned = context.planned.get(id(command))
+    # Compared by identity: the prefetch and the handler are given the same id objects (the
+    # cache's, or the memoized derivation's); an equal copy only costs a second derivation.
     if planned is not None and planned[0] is subject.entity_id and planned[1] is object_id:
         sentence, slot = planned[2], planned[3]
     else:

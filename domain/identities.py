@@ -46,7 +46,7 @@ _TEXTS: Final[dict[int, str]] = {}
 
 
 def _text(value: int) -> str:
-    """`str(UUID(int=value))`, remembered: subjects and slots are named again and again."""
+    """`str(UUID(int=value))`, remembered: subjects and objects are named again and again."""
     text = _TEXTS.get(value)
     if text is None:
         if len(_TEXTS) >= _MEMO_SIZE:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 from hashlib import sha1
 from typing import Final
-from uuid import UUID, SafeUUID, uuid5
+from uuid import UUID, uuid5
 
-import msgspec
+from apexmem.events.located import located_id, uuid_of_int
 
 __all__ = [
     "NS",
@@ -29,15 +29,9 @@ POLICY_ID: Final = uuid5(NS, "policy")
 USAGE_ID: Final = uuid5(NS, "usage")
 
 _NS_BYTES: Final = NS.bytes
-_FACT: Final = _NS_BYTES + b"fact/"
-_uuid_bytes: Final = msgspec.json.Encoder().encode
-"""A UUID's canonical text as JSON (quoted), made in C."""
 # RFC 4122 version 5: the variant bits (10) and the version nibble (0101) over a SHA-1 prefix.
 _KEEP: Final = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
 _SET: Final = (0x8000 << 48) | (0x5000 << 64)
-_new = object.__new__
-_set = object.__setattr__
-_UNKNOWN: Final = SafeUUID.unknown  # an enum member's lookup runs Python code each time
 _MEMO_SIZE: Final = 65_536
 _SLOT_IDS: Final[dict[tuple[int, str, str, str | None], UUID]] = {}
 _ENTITY_KEYS: Final[dict[int, str]] = {}
@@ -62,22 +56,8 @@ def _uuid5(name: str) -> UUID:
     Ids are derived several times per fact on the write path; `UUID.__init__` validated
     each one again and cost more than the hash itself.
     """
-    return _uuid5_of(_NS_BYTES + name.encode())
-
-
-def _uuid5_of(data: bytes) -> UUID:
-    """The version-5 UUID of `data`: the namespace's bytes, then the name's UTF-8 bytes."""
-    digest = sha1(data).digest()
+    digest = sha1(_NS_BYTES + name.encode()).digest()
     return uuid_of_int((int.from_bytes(digest[:16]) & _KEEP) | _SET)
-
-
-def uuid_of_int(value: int) -> UUID:
-    """`UUID(int=value)` without `UUID.__init__`'s checks (Python code, slower than a hash):
-    for values known to be 128-bit ids, derived here or written by apexmem itself."""
-    made = _new(UUID)
-    _set(made, "int", value)
-    _set(made, "is_safe", _UNKNOWN)
-    return made
 
 
 @lru_cache(maxsize=65_536)
@@ -124,10 +104,9 @@ def slot_id(subject: UUID, relation: str, edge_type: str, key: str | None) -> UU
 
 
 def fact_id(slot: UUID, version: int) -> UUID:
-    """The id of the fact version asserted at `version` of its slot."""
-    # uuid5(NS, f"fact/{slot}/{version}"), its name's bytes made in C: most slots are new,
-    # so a memo of their text would only push the subjects' texts out of `_TEXTS`.
-    return _uuid5_of(b"".join((_FACT, _uuid_bytes(slot)[1:-1], b"/%d" % version)))
+    """The id of the fact version asserted at `version` of its slot (a located id: it says
+    where its `FactAsserted` is, see `apexmem.events.located`)."""
+    return located_id(slot, version)
 
 
 def episode_id(conversation: str) -> UUID:
@@ -136,8 +115,8 @@ def episode_id(conversation: str) -> UUID:
 
 
 def message_id(episode: UUID, version: int) -> UUID:
-    """The id of the message recorded at `version` of its episode."""
-    return _uuid5(f"message/{episode}/{version}")
+    """The id of the message recorded at `version` of its episode (a located id)."""
+    return located_id(episode, version)
 
 
 def community_id(fingerprint: str) -> UUID:

@@ -20,8 +20,9 @@ from apexmem.events.chain import GENESIS, links
 from apexmem.events.checkpoint import Checkpointer
 from apexmem.events.codec import Stored, decode, encode
 from apexmem.events.episode import MessageRecorded
-from apexmem.events.errors import ApexmemError, ConcurrencyError
+from apexmem.events.errors import ApexmemError, ConcurrencyError, ValidationError
 from apexmem.events.fact import FactAsserted
+from apexmem.events.located import locates, location
 from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Row, Synchronous
 from apexmem.events.storedids import BINARY, IdFormat, StoredIds, parse_stream, stream_text
 from apexmem.events.timeutil import from_micros, to_micros
@@ -95,15 +96,20 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     """What the caller stored with the idempotency key (for example, its encoded results)."""
 
 
-_KEYED: Final[dict[type, tuple[str, Callable[[Any], UUID]]]] = {
-    FactAsserted: ("fact:", attrgetter("fact_id")),
-    MessageRecorded: ("message:", attrgetter("message_id")),
+_LOCATED: Final[dict[type, tuple[str, Callable[[Any], UUID]]]] = {
+    FactAsserted: ("fact_id", attrgetter("fact_id")),
+    MessageRecorded: ("message_id", attrgetter("message_id")),
 }
-"""The classes of the events `lookup_key` finds a key for: the key's prefix and the id."""
+"""The events whose id is located (`events.located`): the id's field and a getter."""
+_FOUND_BY: Final[dict[str, tuple[type, str]]] = {
+    "fact": (FactAsserted, "fact_id"),
+    "message": (MessageRecorded, "message_id"),
+}
+"""What `find` looks for under each key prefix: the event's class and its id field."""
 
 
 def lookup_key(data: Event) -> str | None:
-    """The key under which an event can be found again by id (facts and messages)."""
+    """The key under which `find` finds an event again by its id (facts and messages)."""
     if isinstance(data, FactAsserted):
         return f"fact:{data.fact_id}"
     if isinstance(data, MessageRecorded):
@@ -192,14 +198,10 @@ class EventLog:
         # back: "known at S" then tells any two appends apart.
         micros = max(to_micros(self._clock()), last_micros + 1)
         recorded_at = from_micros(micros)
-        rows, hashes, keys = _records(self.ids, events, recorded_at, chain)
+        rows, hashes = _records(self.ids, events, recorded_at, chain)
         positions = self._recorder.insert_rows(cursor, rows)
         first = positions[0] if positions else 1
         _insert_index(cursor, list(zip(range(first, first + len(hashes)), repeat(micros), hashes)))
-        if keys:
-            cursor.executemany(
-                "INSERT INTO event_keys VALUES (?,?)", [(k, first + i) for k, i in keys]
-            )
         if key is not None:
             cursor.execute(
                 "INSERT INTO idempotency VALUES (?,?,?,?,?)",
@@ -416,6 +418,26 @@ def _read_streams(
 
 
 def _find(query: Query, stored: StoredIds, key: str) -> RecordedEvent | None:
+    """The event a key names: by its located id's (stream, version), else (in a log
+    written before located ids) through the key table."""
+    prefix, _, rest = key.partition(":")
+    wanted = _FOUND_BY.get(prefix)
+    if wanted is None:
+        return None
+    try:
+        located = UUID(rest)
+    except ValueError:
+        return None
+    low, high, version = location(located)
+    rows = query(
+        f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
+        "WHERE originator_id BETWEEN ? AND ? AND originator_version=?",
+        (*stored.streams([low, high]), version),
+    )
+    for row in rows:  # one, but for two streams sharing 12 bytes
+        record = _record(*row)
+        if isinstance(record.data, wanted[0]) and getattr(record.data, wanted[1]) == located:
+            return record
     value = stored.key(key)
     if value is None:  # not a key this log can hold, so not one it holds
         return None
@@ -523,20 +545,18 @@ def _record(position: int, stream: Any, version: int, tag: str, state: bytes) ->
 
 def _records(
     ids: StoredIds, events: Sequence[NewEvent], recorded_at: datetime, chain: bytes
-) -> tuple[list[Row], list[bytes], list[tuple[Any, int]]]:
-    """The rows of one append, the chain hash of each, and its lookup keys by index.
+) -> tuple[list[Row], list[bytes]]:
+    """The rows of one append and the chain hash of each.
 
-    The rows are what TaggedMapper.to_stored_event makes, without its objects; a key's
-    index is the event's index in `events`.
+    The rows are what TaggedMapper.to_stored_event makes, without its objects. Raises
+    ValidationError, before anything is written, for a fact or message whose id is not
+    located where it is appended (`find` could not find it).
     """
     streams = ids.streams([e.stream_id for e in events])
     versions = [e.version for e in events]
     tags: list[str] = []
     states: list[bytes] = []
-    prefixes: list[str] = []
-    keyed: list[UUID] = []
-    indices: list[int] = []
-    keyed_classes = _KEYED
+    located_classes = _LOCATED
     for i, e in enumerate(events):
         data = e.data
         tags.append(tag_of(data))
@@ -551,16 +571,18 @@ def _records(
                 )
             )
         )
-        found = keyed_classes.get(type(data))
-        if found is not None:
-            prefixes.append(found[0])
-            keyed.append(found[1](data))
-            indices.append(i)
+        located = located_classes.get(type(data))
+        if located is not None and not locates(located[1](data), e.stream_id, e.version):
+            raise ValidationError(
+                f"[{i}].data.{located[0]}",
+                str(located[1](data)),
+                f"is not the located id of version {e.version} of stream {e.stream_id} (its "
+                "first 12 bytes are the stream's, its last 4 the version: apexmem.events.located)",
+            )
     # The chain hashes each stream id's 16 bytes, which a binary log stores as they are.
     raw = streams if ids.binary else [e.stream_id.bytes for e in events]
     hashes = links(chain, zip(raw, versions, tags, states, strict=True))
-    keys = list(zip(ids.keys(prefixes, keyed), indices, strict=True))
-    return list(zip(streams, versions, tags, states, strict=True)), hashes, keys
+    return list(zip(streams, versions, tags, states, strict=True)), hashes
 
 
 def _insert_index(cursor: Any, rows: list[tuple[int, int, bytes]]) -> None:

@@ -45,10 +45,10 @@ _SIDE_TABLES: Final = (
     "CREATE TABLE IF NOT EXISTS idempotency ("
     "key TEXT PRIMARY KEY, first_position INTEGER, last_position INTEGER, "
     "recorded_at INTEGER NOT NULL, receipt BLOB)",
-    # Lookup keys: fact and message ids to the position of the event that created them.
-    # WITHOUT ROWID: one B-tree keyed by the key, not a rowid table plus an index on the key
-    # (a random key costs one tree insert, not two). Logs made before keep their table; the
-    # queries are the same for both.
+    # Lookup keys: fact and message ids to the position of the event that created them, as
+    # logs written before located ids (events.located) stored them. Nothing writes here any
+    # more: a located id names its event's stream and version. Kept so those logs' ids are
+    # still found, and so a copy (copy_to) of any log has the same tables.
     # The key's type is the stream id's: BLOB in a new log, TEXT in logs made before.
     "CREATE TABLE IF NOT EXISTS event_keys ("
     "key {ids} PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID",

@@ -1,8 +1,9 @@
 """How a log file stores stream ids and lookup keys: 16-byte blobs, or hex text (older logs).
 
-A new log stores each stream id as its 16 bytes and each lookup key as one kind byte and
-the id's 16 bytes: the unique (stream, version) index and the key table then hold about
-half the bytes of hex text, so a batch of random ids dirties fewer index pages per commit.
+A new log stores each stream id as its 16 bytes: the unique (stream, version) index then
+holds about half the bytes of hex text, so a batch of random ids dirties fewer index pages
+per commit. Logs written before located ids (`events.located`) also hold a key table, its
+keys one kind byte and the id's 16 bytes (or hex text); it is read, never written.
 Logs made before keep hex text (`"text"`) and are read and appended to as they are; the
 format is read from the file when it is opened, never converted.
 """
@@ -40,13 +41,6 @@ class StoredIds:
         if self.binary:
             return [u.bytes for u in ids]
         return _strings.decode(_json.encode(ids).replace(b"-", b""))
-
-    def keys(self, prefixes: Sequence[str], ids: Sequence[UUID]) -> list[Any]:
-        """The stored lookup keys `prefix + str(id)` of many ids."""
-        if self.binary:
-            return [_KINDS[p] + u.bytes for p, u in zip(prefixes, ids, strict=True)]
-        texts = _strings.decode(_json.encode(ids))  # str(u) runs in Python; this does not
-        return [p + t for p, t in zip(prefixes, texts, strict=True)]
 
     def key(self, key: str) -> Any:
         """The stored form of one lookup key (`fact:<id>`); None when it cannot be stored."""

@@ -32,6 +32,7 @@ from apexmem.domain.identities import (
 from apexmem.events import EventLog, FactsRetrieved, NewEvent, Stored, tag_of
 from apexmem.events.chain import GENESIS, link, links
 from apexmem.events.codec import Pending, TaggedMapper
+from apexmem.events.located import MAX_VERSION, locates, location
 
 NAMES = st.text(min_size=1, max_size=80)
 IDS = st.uuids()
@@ -56,14 +57,30 @@ def test_slot_ids_are_the_standard_uuid5_asked_once_or_twice(
     assert slot_id(subject, relation, edge, key) == expected
 
 
-@given(stream=IDS, version=st.integers(min_value=1, max_value=2**40), name=NAMES)
-def test_fact_message_and_episode_ids_are_the_standard_uuid5(
+@given(stream=IDS, version=st.integers(min_value=1, max_value=MAX_VERSION), name=NAMES)
+def test_fact_and_message_ids_are_located_and_episode_ids_the_standard_uuid5(
     stream: UUID, version: int, name: str
 ) -> None:
-    assert fact_id(stream, version) == uuid5(NS, f"fact/{stream}/{version}")
-    assert message_id(stream, version) == uuid5(NS, f"message/{stream}/{version}")
+    located = UUID(bytes=stream.bytes[:12] + version.to_bytes(4, "big"))
+    low, high, found = location(fact_id(stream, version))
+
+    assert fact_id(stream, version) == message_id(stream, version) == located
+    assert hash(fact_id(stream, version)) == hash(located)
+    assert str(fact_id(stream, version)) == str(located)
+    assert low <= stream <= high and found == version
+    assert locates(located, stream, version)
+    assert not locates(located, stream, version + 1)
     assert episode_id(name) == uuid5(NS, f"episode/{name}")
-    assert hash(fact_id(stream, version)) == hash(uuid5(NS, f"fact/{stream}/{version}"))
+
+
+@given(stream=IDS, version=st.sampled_from([0, -1, MAX_VERSION + 1, 2**40]))
+def test_a_version_no_located_id_can_hold_is_refused_with_the_rule(
+    stream: UUID, version: int
+) -> None:
+    with pytest.raises(ValidationError, match=rf"version: {version} is outside 1\.\.{MAX_VERSION}"):
+        fact_id(stream, version)
+    wrapped = UUID(int=(stream.int >> 32 << 32) | (version & MAX_VERSION))
+    assert not locates(wrapped, stream, version)
 
 
 @given(entity=IDS)

@@ -3,7 +3,6 @@ reads grouped by stream) store and find exactly what the per-event definitions s
 
 from __future__ import annotations
 
-import sqlite3
 import tempfile
 from pathlib import Path
 from uuid import UUID
@@ -15,7 +14,6 @@ from sample_events import WHEN, event
 from apexmem.cache import StateCache
 from apexmem.events import EventLog, NewEvent
 from apexmem.events.log import lookup_key
-from apexmem.replay.verify import verify
 
 # Streams from a small pool, so one batch puts several events on the same stream.
 EVENTS = st.lists(
@@ -39,8 +37,13 @@ def test_every_keyed_event_is_found_and_every_stream_reads_back_in_order(
                 for stream_number, kind, item in batch:
                     stream = streams[stream_number]
                     versions[stream] += 1
+                    version = versions[stream]
                     made.append(
-                        NewEvent(stream_id=stream, version=versions[stream], data=event(kind, item))
+                        NewEvent(
+                            stream_id=stream,
+                            version=version,
+                            data=event(kind, item, stream, version),
+                        )
                     )
                 log.append(made)
                 appended.extend(made)
@@ -77,22 +80,3 @@ def test_missing_names_each_uncached_stream_once_in_the_order_asked(
 
     expected = [key for key in dict.fromkeys(asked) if key not in cached]
     assert [stream.int for stream in missing] == expected
-
-
-def test_a_log_made_with_the_older_lookup_table_still_finds_its_keys(tmp_path: Path) -> None:
-    path = tmp_path / "events.db"
-    with sqlite3.connect(path) as older:  # the table as logs made before WITHOUT ROWID have it
-        older.execute("CREATE TABLE event_keys (key TEXT PRIMARY KEY, position INTEGER NOT NULL)")
-    older.close()
-    fact = UUID(int=42)
-
-    log = EventLog(path, clock=lambda: WHEN)
-    try:
-        log.append([NewEvent(stream_id=UUID(int=7), version=1, data=event(0, fact))])
-        found = log.find(f"fact:{fact}")
-        report = verify(log)
-    finally:
-        log.close()
-
-    assert found is not None and found.position == 1
-    assert report.ok

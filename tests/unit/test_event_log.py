@@ -18,7 +18,9 @@ from apexmem.events import (
     FactRetracted,
     FactsRetrieved,
     NewEvent,
+    ValidationError,
 )
+from apexmem.events.located import located_id
 from apexmem.replay.verify import verify
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -48,10 +50,10 @@ def retrieved(stream: UUID, version: int) -> NewEvent:
     return NewEvent(stream_id=stream, version=version, data=FactsRetrieved(fact_ids=[stream]))
 
 
-def asserted(stream: UUID, version: int, fact: UUID) -> NewEvent:
-    """A fact assertion at `version` of the slot `stream`."""
+def asserted(stream: UUID, version: int) -> NewEvent:
+    """A fact assertion at `version` of the slot `stream`, with the id that locates it."""
     data = FactAsserted(
-        fact_id=fact,
+        fact_id=located_id(stream, version),
         subject_id=uuid4(),
         relation="works_at",
         object_id=uuid4(),
@@ -130,8 +132,8 @@ def test_recorded_at_moves_forward_even_when_the_clock_goes_backwards(
 
 
 def test_an_event_keeps_its_stream_version_tag_and_provenance(log: EventLog) -> None:
-    stream, fact = uuid4(), uuid4()
-    event = asserted(stream, 1, fact)
+    stream = uuid4()
+    event = asserted(stream, 1)
 
     log.append([event])
 
@@ -146,7 +148,7 @@ def test_an_event_keeps_its_stream_version_tag_and_provenance(log: EventLog) -> 
 
 def test_reading_by_tag_returns_only_those_events_in_order(log: EventLog) -> None:
     slot, episode = uuid4(), uuid4()
-    log.append([asserted(slot, 1, uuid4()), retrieved(uuid4(), 1)])
+    log.append([asserted(slot, 1), retrieved(uuid4(), 1)])
     log.append(
         [
             NewEvent(
@@ -156,7 +158,7 @@ def test_reading_by_tag_returns_only_those_events_in_order(log: EventLog) -> Non
             )
         ]
     )
-    log.append([asserted(slot, 2, uuid4())])
+    log.append([asserted(slot, 2)])
 
     facts = list(log.read(tags=["fact-asserted.v1"]))
     mixed = list(log.read(tags=["fact-asserted.v1", "episode-started.v1"]))
@@ -234,8 +236,9 @@ def test_position_at_compares_instants_across_timezones(log: EventLog) -> None:
 
 
 def test_find_returns_the_assertion_stored_under_its_fact_key(log: EventLog) -> None:
-    slot, fact = uuid4(), uuid4()
-    log.append([retrieved(uuid4(), 1), asserted(slot, 1, fact)])
+    slot = uuid4()
+    fact = located_id(slot, 1)
+    log.append([retrieved(uuid4(), 1), asserted(slot, 1)])
 
     found = log.find(f"fact:{fact}")
     missing = log.find(f"fact:{uuid4()}")
@@ -248,9 +251,39 @@ def test_find_returns_the_assertion_stored_under_its_fact_key(log: EventLog) -> 
     assert missing is None
 
 
+def test_a_fact_whose_id_is_not_where_it_is_appended_is_refused_and_nothing_written(
+    log: EventLog,
+) -> None:
+    slot = uuid4()
+    elsewhere = asserted(slot, 2)  # the id of version 2, appended at version 1
+    misplaced = NewEvent(stream_id=slot, version=1, data=elsewhere.data)
+
+    with pytest.raises(ValidationError) as raised:
+        log.append([retrieved(uuid4(), 1), misplaced])
+
+    assert raised.value.field == "[1].data.fact_id"
+    assert raised.value.value == str(located_id(slot, 2))
+    assert "is not the located id of version 1" in raised.value.rule
+    assert log.last_position() == 0
+
+
+def test_find_answers_a_located_id_only_with_the_event_it_names(log: EventLog) -> None:
+    slot = uuid4()
+    log.append([retrieved(slot, 1), asserted(slot, 2)])
+
+    at_a_retrieval = log.find(f"fact:{located_id(slot, 1)}")
+    as_a_message = log.find(f"message:{located_id(slot, 2)}")
+    past_the_end = log.find(f"fact:{located_id(slot, 3)}")
+    found = log.find(f"fact:{located_id(slot, 2)}")
+
+    assert (at_a_retrieval, as_a_message, past_the_end) == (None, None, None)
+    assert found is not None and found.position == 2
+
+
 def test_find_is_not_fooled_by_later_events_about_the_same_fact(log: EventLog) -> None:
-    slot, fact = uuid4(), uuid4()
-    log.append([asserted(slot, 1, fact)])
+    slot = uuid4()
+    fact = located_id(slot, 1)
+    log.append([asserted(slot, 1)])
     retraction = FactRetracted(fact_id=fact, reason="wrong")
     log.append([NewEvent(stream_id=slot, version=2, data=retraction)])
 
@@ -264,9 +297,10 @@ def test_reopening_the_file_keeps_every_event_key_and_time(
     tmp_path: Path, times: list[datetime]
 ) -> None:
     path = tmp_path / "events.db"
-    slot, fact = uuid4(), uuid4()
+    slot = uuid4()
+    fact = located_id(slot, 1)
     first = EventLog(path, clock=settable_clock(times))
-    first.append([asserted(slot, 1, fact), retrieved(uuid4(), 1)], idempotency_key="k")
+    first.append([asserted(slot, 1), retrieved(uuid4(), 1)], idempotency_key="k")
     before = list(first.read())
     first.close()
 

@@ -38,6 +38,8 @@ DOMAIN_MAY_IMPORT: Final = frozenset(
         "apexmem.events.catalogue",
         "apexmem.events.errors",
         "apexmem.events.timeutil",
+        # What a fact's or message's id is: the stream and version that recorded it.
+        "apexmem.events.located",
     }
     | {cls.__module__ for cls in EVENT_CLASSES.values()}
 )

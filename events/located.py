@@ -4,8 +4,8 @@ A fact's id is the id of the `FactAsserted` at version v of its slot, a message'
 the `MessageRecorded` at version v of its episode. Both are derived from (stream, version),
 so the id carries them: its first 12 bytes are the stream id's, its last 4 the version
 (big-endian). The log finds the event through its (stream, version) index and needs no
-table of keys, which cost a random-key insert per fact (about a fifth of a batched
-append). Ids stay deterministic, so a retried command produces the same ids.
+table of keys, which cost a random-key insert per fact (about a sixth of a batched
+append's time). Ids stay deterministic, so a retried command produces the same ids.
 
 Twelve bytes of a version-5 stream id hold 90 random bits: two slots share a prefix with
 odds of about 1 in 2.5 billion among a billion slots. The log checks the id of what it

@@ -96,25 +96,22 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     """What the caller stored with the idempotency key (for example, its encoded results)."""
 
 
-_LOCATED: Final[dict[type, tuple[str, Callable[[Any], UUID]]]] = {
-    FactAsserted: ("fact_id", attrgetter("fact_id")),
-    MessageRecorded: ("message_id", attrgetter("message_id")),
-}
-"""The events whose id is located (`events.located`): the id's field and a getter."""
 _FOUND_BY: Final[dict[str, tuple[type, str]]] = {
     "fact": (FactAsserted, "fact_id"),
     "message": (MessageRecorded, "message_id"),
 }
-"""What `find` looks for under each key prefix: the event's class and its id field."""
+"""The events `find` finds by a located id (`events.located`): each key prefix's class and
+the id's field."""
+_LOCATED: Final[dict[type, tuple[str, str, Callable[[Any], UUID]]]] = {
+    cls: (prefix, field, attrgetter(field)) for prefix, (cls, field) in _FOUND_BY.items()
+}
+"""The same by class: key prefix, id field and a getter of the id."""
 
 
 def lookup_key(data: Event) -> str | None:
     """The key under which `find` finds an event again by its id (facts and messages)."""
-    if isinstance(data, FactAsserted):
-        return f"fact:{data.fact_id}"
-    if isinstance(data, MessageRecorded):
-        return f"message:{data.message_id}"
-    return None
+    located = _LOCATED.get(type(data))
+    return None if located is None else f"{located[0]}:{located[2](data)}"
 
 
 class LogAccess(Protocol):
@@ -421,9 +418,9 @@ def _find(query: Query, stored: StoredIds, key: str) -> RecordedEvent | None:
     """The event a key names: by its located id's (stream, version), else (in a log
     written before located ids) through the key table."""
     prefix, _, rest = key.partition(":")
-    wanted = _FOUND_BY.get(prefix)
-    if wanted is None:
+    if prefix not in _FOUND_BY:
         return None
+    cls, field = _FOUND_BY[prefix]
     try:
         located = UUID(rest)
     except ValueError:
@@ -436,7 +433,7 @@ def _find(query: Query, stored: StoredIds, key: str) -> RecordedEvent | None:
     )
     for row in rows:  # one, but for two streams sharing 12 bytes
         record = _record(*row)
-        if isinstance(record.data, wanted[0]) and getattr(record.data, wanted[1]) == located:
+        if isinstance(record.data, cls) and getattr(record.data, field) == located:
             return record
     value = stored.key(key)
     if value is None:  # not a key this log can hold, so not one it holds
@@ -572,10 +569,10 @@ def _records(
             )
         )
         located = located_classes.get(type(data))
-        if located is not None and not locates(located[1](data), e.stream_id, e.version):
+        if located is not None and not locates(located[2](data), e.stream_id, e.version):
             raise ValidationError(
-                f"[{i}].data.{located[0]}",
-                str(located[1](data)),
+                f"[{i}].data.{located[1]}",
+                str(located[2](data)),
                 f"is not the located id of version {e.version} of stream {e.stream_id} (its "
                 "first 12 bytes are the stream's, its last 4 the version: apexmem.events.located)",
             )

@@ -2,10 +2,11 @@
 
 A new log stores each stream id as its 16 bytes: the unique (stream, version) index then
 holds about half the bytes of hex text, so a batch of random ids dirties fewer index pages
-per commit. Logs written before located ids (`events.located`) also hold a key table, its
-keys one kind byte and the id's 16 bytes (or hex text); it is read, never written.
-Logs made before keep hex text (`"text"`) and are read and appended to as they are; the
-format is read from the file when it is opened, never converted.
+per commit. Logs made before keep hex text (`"text"`) and are read and appended to as they
+are; the format is read from the file when it is opened, never converted.
+
+Logs written before located ids (`events.located`) also hold a key table, its keys one kind
+byte and the id's 16 bytes (or the key as text, in a text log); it is read, never written.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from append import LOG_ONLY, raw_ceiling, single, workload
+from append import LOG_ONLY, ceilings, single, workload
 from progress import finished_stages, peak_rss_bytes, stage
 from recall import percentiles
 from truth import recorded_at
@@ -119,10 +119,14 @@ def ingest(
         "peak_rss_bytes": peak_rss_bytes(),
     }
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        result["raw_sqlite"] = _ceiling(Path(scratch), events, log_bytes, workload)
+        with stage("raw SQLite ceilings", None, size=workload.facts):
+            ends = [position for position, _ in marks[1:]]
+            result.update(ceilings(memory_dir / "events.db", ends, Path(scratch)))
         result["single_inline"] = _inline(Path(scratch), inline_facts, settings, workload.facts)
-    result["batched_share_of_raw"] = (
-        result["batched"]["events_per_s"] / result["raw_sqlite"]["rows_per_s"]
+    rate = result["batched"]["events_per_s"]
+    result["batched_share_of_raw"] = rate / result["raw_sqlite"]["rows_per_s"]
+    result["batched_share_of_sequential_keys"] = (
+        rate / result["raw_sqlite_sequential_keys"]["rows_per_s"]
     )
     result["stages"] = finished_stages()
     return result
@@ -149,11 +153,6 @@ def _by_tenth(marks: list[tuple[int, float]]) -> list[float]:
         for start, end in itertools.pairwise(cuts)
         if end[1] > start[1]
     ]
-
-
-def _ceiling(scratch: Path, events: int, log_bytes: int, workload: Workload) -> dict[str, float]:
-    with stage("raw SQLite ceiling", None, size=workload.facts):
-        return raw_ceiling(events, max(64, log_bytes // events), scratch, workload.batch)
 
 
 def _inline(scratch: Path, count: int, settings: Settings, size: int) -> dict[str, float] | None:

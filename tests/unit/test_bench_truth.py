@@ -3,26 +3,11 @@
 It must be right on its own terms, or the suite's correctness checks mean nothing.
 """
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
+from bench_scripts import load
 
-ROOT = Path(__file__).resolve().parents[2]
 DAY = 86_400
 
-
-def _load(name: str) -> ModuleType:
-    """bench/ is a folder of scripts, not a package: load the file under its own name."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-truth = _load("truth")
+truth = load("truth")
 JOB = ("Ann Lee", "works_at")
 
 

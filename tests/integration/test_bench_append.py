@@ -1,0 +1,64 @@
+"""`python bench/append.py` end to end at a small size, so it cannot rot.
+
+Timings are never asserted; what the figures are made of is: each ceiling inserts exactly
+the rows the batched run logged, in as many transactions, and the reported median run and
+shares come from the runs listed beside them.
+"""
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bench_scripts import ROOT, load
+
+bench = load("append")
+
+
+@pytest.mark.slow
+def test_the_append_bench_writes_the_median_run_and_every_run(tmp_path: Path) -> None:
+    out = tmp_path / "append.json"
+    sizes = ["--facts", "1500", "--single", "60", "--inline", "20", "--runs", "3"]
+    done = subprocess.run(
+        [sys.executable, "bench/append.py", *sizes, "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    runs = result["every_run"]
+    assert result["runs"] == 3
+    assert all(len(figures) == 3 for figures in runs.values())
+    rates = sorted(runs["batched_events_per_s"])
+    assert result["batched"]["events_per_s"] == rates[1]
+    assert result["batched"]["facts"] == 1500
+    assert result["raw_sqlite"]["rows"] == result["batched"]["events"]
+    assert result["raw_sqlite_sequential_keys"]["rows"] == result["batched"]["events"]
+    assert result["batched_share_of_raw"] == sorted(runs["share_of_raw"])[1]
+    assert result["single"]["facts_per_s"] == sorted(runs["single_facts_per_s"])[1]
+    assert result["single_inline"]["facts"] == 20
+
+
+def test_the_ceiling_inserts_the_logged_rows_in_the_appends_transactions(
+    tmp_path: Path,
+) -> None:
+    run = bench.batched(bench.workload(300, seed=3), tmp_path / "log", batch=100)
+    ends = run["ends"]
+
+    found = bench.ceilings(tmp_path / "log" / "events.db", ends, tmp_path)
+
+    assert len(ends) == 3 and ends[-1] == run["events"]
+    same = sqlite3.connect(tmp_path / "same" / "raw.db")
+    try:
+        copied = same.execute("SELECT * FROM events ORDER BY rowid").fetchall()
+    finally:
+        same.close()
+    assert copied == bench.logged_rows(tmp_path / "log" / "events.db", ends[-1])
+    assert found["raw_sqlite"]["rows"] == run["events"]
+    assert found["raw_sqlite_sequential_keys"]["rows"] == run["events"]

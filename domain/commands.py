@@ -230,8 +230,8 @@ def decode_command(line: bytes | str) -> Command:
 
 
 def _check(command: C) -> C:
-    for name, limit in _BYTE_LIMITS.items():
-        value = getattr(command, name, None)
+    for name, limit in _limits(type(command)):
+        value = getattr(command, name)
         # A character is at most 4 UTF-8 bytes: only long strings need encoding to tell.
         if isinstance(value, str) and len(value) * 4 > limit and len(value.encode()) > limit:
             raise ValidationError(name, _clip(value), f"is longer than {limit} bytes")
@@ -240,6 +240,14 @@ def _check(command: C) -> C:
     if isinstance(command, RecordMessage) and not command.text.strip():
         raise ValidationError("text", command.text, "is empty")
     return command
+
+
+@cache
+def _limits(kind: type) -> tuple[tuple[str, int], ...]:
+    """The byte limits of the fields `kind` has (looking up a field a struct lacks raises and
+    catches an AttributeError inside `getattr`: slow, once per command)."""
+    fields = msgspec.structs.fields(kind)
+    return tuple((f.name, _BYTE_LIMITS[f.name]) for f in fields if f.name in _BYTE_LIMITS)
 
 
 def _check_assert(command: AssertFact) -> None:

@@ -8,6 +8,7 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.events.located import uuid_of_int
 from apexmem.events.policy import RelationMapped
 
 __all__ = [
@@ -51,7 +52,11 @@ class AliasState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 class FactVersion(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One version of a fact in its slot's timeline."""
 
-    fact_id: UUID
+    fact_key: int
+    """The fact id's integer (`fact_id` gives the id). A state cache holds a version for
+    each of up to hundreds of thousands of facts, and a UUID object is one more object for
+    the cyclic garbage collector to walk in each of its full collections: half of them were
+    these ids (an int is not tracked)."""
     object_key: str
     confidence: float
     valid_from: datetime
@@ -66,6 +71,11 @@ class FactVersion(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     restarts: tuple[datetime, ...] = ()
     """Later starts claimed by reinforcements, ascending: where the object was seen to hold
     again, which a different object asserted before them must end at."""
+
+    @property
+    def fact_id(self) -> UUID:
+        """The id of this fact version."""
+        return uuid_of_int(self.fact_key)
 
     def valid_at(self, when: datetime) -> bool:
         """valid_from <= when < valid_until, for a believed version."""
@@ -84,7 +94,8 @@ class SlotState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     def find(self, fact: UUID) -> FactVersion | None:
         """The version with this fact id, if it belongs to this slot."""
-        return next((v for v in self.versions if v.fact_id == fact), None)
+        key = fact.int
+        return next((v for v in self.versions if v.fact_key == key), None)
 
     def current(self) -> FactVersion | None:
         """The believed version with no end in valid time, if any."""

@@ -80,16 +80,17 @@ def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> D
             outcome="alternative",
         )
     new_id = fact_id(proposal.slot_id, state.version + 2)
+    old_id = container.fact_id
     restarts = [t for t in container.restarts if t > start and _before_end(t, container)]
     if restarts:
         end = min(end, restarts[0]) if end is not None else restarts[0]
-    close = FactSuperseded(fact_id=container.fact_id, superseded_by=new_id, valid_until=start)
+    close = FactSuperseded(fact_id=old_id, superseded_by=new_id, valid_until=start)
     outcome = "superseded" if end is None else "historical"
-    asserted = _asserted(proposal, new_id, end, outcome, supersedes=container.fact_id)
+    asserted = _asserted(proposal, new_id, end, outcome, supersedes=old_id)
     events: list[Event] = [close, asserted]
     if restarts:
         events += _continuation(container, proposal, state.version + 3, restarts)
-    return Decision(events=events, fact_id=new_id, outcome=outcome, supersedes=container.fact_id)
+    return Decision(events=events, fact_id=new_id, outcome=outcome, supersedes=old_id)
 
 
 def _earlier(a: datetime | None, b: datetime | None) -> datetime | None:
@@ -153,14 +154,15 @@ def _around(state: SlotState, start: datetime) -> tuple[FactVersion | None, date
 
 def _reinforce(version: FactVersion, proposal: Proposal) -> Decision:
     later = proposal.valid_from > version.valid_from
+    reinforced = version.fact_id
     event = FactReinforced(
-        fact_id=version.fact_id,
+        fact_id=reinforced,
         confidence=max(version.confidence, proposal.confidence),
         observed_at=max(version.observed_at, proposal.observed_at),
         ref=proposal.ref,
         valid_from=proposal.valid_from if later else None,
     )
-    return Decision(events=[event], fact_id=version.fact_id, outcome="reinforced")
+    return Decision(events=[event], fact_id=reinforced, outcome="reinforced")
 
 
 def _asserted(

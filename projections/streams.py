@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import TypeVar
+from uuid import UUID
 
 import msgspec
 
@@ -72,7 +73,7 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
     version = state.version + 1
     if isinstance(event, FactAsserted):
         added = FactVersion(
-            fact_id=event.fact_id,
+            fact_key=event.fact_id.int,
             object_key=object_key(event.object_id, event.value, event.fact),
             confidence=event.confidence,
             valid_from=event.valid_from,
@@ -111,8 +112,9 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
     return replace(state, version=version)
 
 
-def _change(state: SlotState, version: int, fact: object, **changes: object) -> SlotState:
-    versions = tuple(replace(v, **changes) if v.fact_id == fact else v for v in state.versions)
+def _change(state: SlotState, version: int, fact: UUID, **changes: object) -> SlotState:
+    key = fact.int
+    versions = tuple(replace(v, **changes) if v.fact_key == key else v for v in state.versions)
     return SlotState(version=version, versions=versions)
 
 

@@ -97,7 +97,7 @@ def overlaps(state: SlotState) -> list[tuple[datetime, list[UUID]]]:
 
 def test_the_overlap_check_finds_two_believed_versions_valid_at_once() -> None:
     first = FactVersion(
-        fact_id=uuid4(),
+        fact_key=uuid4().int,
         object_key="a",
         confidence=1.0,
         valid_from=day(0),
@@ -105,7 +105,7 @@ def test_the_overlap_check_finds_two_believed_versions_valid_at_once() -> None:
         observed_at=day(0),
     )
     second = FactVersion(
-        fact_id=uuid4(),
+        fact_key=uuid4().int,
         object_key="b",
         confidence=1.0,
         valid_from=day(9),

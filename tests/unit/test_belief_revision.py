@@ -174,7 +174,7 @@ def test_relation_domains_follow_the_reference() -> None:
 
 def test_only_an_open_believed_earlier_version_is_closed() -> None:
     old = FactVersion(
-        fact_id=UUID(int=1),
+        fact_key=1,
         object_key="o",
         confidence=1.0,
         valid_from=T2020,

@@ -23,7 +23,7 @@ from apexmem.events.episode import MessageRecorded
 from apexmem.events.errors import ApexmemError, ConcurrencyError, ValidationError
 from apexmem.events.fact import FactAsserted
 from apexmem.events.located import locates, location
-from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Row, Synchronous
+from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Row, Synchronous, blobs
 from apexmem.events.storedids import BINARY, IdFormat, StoredIds, parse_stream, stream_text
 from apexmem.events.timeutil import from_micros, to_micros
 
@@ -198,7 +198,9 @@ class EventLog:
         rows, hashes = _records(self.ids, events, recorded_at, chain)
         positions = self._recorder.insert_rows(cursor, rows)
         first = positions[0] if positions else 1
-        _insert_index(cursor, list(zip(range(first, first + len(hashes)), repeat(micros), hashes)))
+        _insert_index(
+            cursor, list(zip(range(first, first + len(hashes)), repeat(micros), blobs(hashes)))
+        )
         if key is not None:
             cursor.execute(
                 "INSERT INTO idempotency VALUES (?,?,?,?,?)",
@@ -579,10 +581,11 @@ def _records(
     # The chain hashes each stream id's 16 bytes, which a binary log stores as they are.
     raw = streams if ids.binary else [e.stream_id.bytes for e in events]
     hashes = links(chain, zip(raw, versions, tags, states, strict=True))
-    return list(zip(streams, versions, tags, states, strict=True)), hashes
+    bound = blobs(streams) if ids.binary else streams
+    return list(zip(bound, versions, tags, blobs(states), strict=True)), hashes
 
 
-def _insert_index(cursor: Any, rows: list[tuple[int, int, bytes]]) -> None:
+def _insert_index(cursor: Any, rows: list[tuple[int, int, bytearray]]) -> None:
     """Insert time-index rows, most of them `_INDEX_ROWS` to a statement.
 
     The rows are small and their keys ascend, and SQLite inserts them about twice as fast

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final, Literal
 
 from eventsourcing.persistence import InterfaceError, StoredEvent
@@ -19,10 +19,18 @@ from eventsourcing.sqlite import (
 from apexmem.events.errors import ApexmemError
 from apexmem.events.storedids import BINARY, TEXT, IdFormat, StoredIds, parse_stream
 
-__all__ = ["CONNECTION_PRAGMAS", "EVENTS_TABLE", "Datastore", "Recorder", "Row", "Synchronous"]
+__all__ = [
+    "CONNECTION_PRAGMAS",
+    "EVENTS_TABLE",
+    "Datastore",
+    "Recorder",
+    "Row",
+    "Synchronous",
+    "blobs",
+]
 
 Synchronous = Literal["NORMAL", "FULL"]
-Row = tuple[Any, int, str, bytes]
+Row = tuple[Any, int, str, bytes | bytearray]
 """One stored record as inserted: stream id (as StoredIds stores it), version, topic, state."""
 EVENTS_TABLE: Final = "stored_events"
 CONNECTION_PRAGMAS: Final = (
@@ -33,6 +41,18 @@ CONNECTION_PRAGMAS: Final = (
     "PRAGMA wal_autocheckpoint=10000",
 )
 """Set on every connection of the log, after `synchronous` (bench/append.py uses them too)."""
+
+
+def blobs(values: Iterable[bytes]) -> Iterator[bytearray]:
+    """Values to bind as BLOB parameters, in the form sqlite3 binds fastest.
+
+    Python's sqlite3 binds a bytearray as it is, but passes every bytes parameter through
+    its adapter protocol first: two attribute lookups that fail, each raising and
+    formatting an AttributeError. That took ~0.7 µs per parameter, and an event's row and
+    chain link carry three (about a tenth of a batched append); the copy costs ~0.1 µs.
+    """
+    return map(bytearray, values)
+
 
 _STATEMENT_CACHE: Final = 64
 """Compiled statements kept per connection (sqlite3's default is 128)."""

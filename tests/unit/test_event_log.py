@@ -377,3 +377,26 @@ def test_vacuum_keeps_every_position_and_the_chain(tmp_path: Path) -> None:
 
     assert after == before
     assert report.ok
+
+
+def test_ids_states_and_chain_links_are_stored_as_blobs(log: EventLog) -> None:
+    stream = uuid4()
+    log.append([asserted(stream, 1), retrieved(uuid4(), 1)])
+
+    connection = sqlite3.connect(log.path)
+    try:
+        kinds = connection.execute(
+            "SELECT typeof(e.originator_id), typeof(e.state), typeof(i.chain), "
+            "length(e.originator_id), length(i.chain) "
+            "FROM stored_events e JOIN log_index i ON i.position = e.rowid"
+        ).fetchall()
+        first = connection.execute(
+            "SELECT originator_id FROM stored_events WHERE rowid = 1"
+        ).fetchone()[0]
+    finally:
+        connection.close()
+
+    assert kinds == [("blob", "blob", "blob", 16, 32)] * 2
+    assert first == stream.bytes
+    assert next(e.stream_id for e in log.read()) == stream
+    assert verify(log).ok

@@ -33,7 +33,7 @@ _NS_BYTES: Final = NS.bytes
 _KEEP: Final = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
 _SET: Final = (0x8000 << 48) | (0x5000 << 64)
 _MEMO_SIZE: Final = 65_536
-_SLOT_IDS: Final[dict[tuple[int, str, str, str | None], UUID]] = {}
+_SLOT_IDS: Final[dict[tuple[int, str, str, str | None], int]] = {}
 _ENTITY_KEYS: Final[dict[int, str]] = {}
 _TEXTS: Final[dict[int, str]] = {}
 """Memos keyed by `UUID.int`: a UUID's own hash and str() both run in Python."""
@@ -91,16 +91,22 @@ def object_key(object_id: UUID | None, value: str | None, note: str | None = Non
 
 
 def slot_id(subject: UUID, relation: str, edge_type: str, key: str | None) -> UUID:
-    """The slot of a fact; `key` (the object) is part of it only for multi-valued relations."""
+    """The slot of a fact; `key` (the object) is part of it only for multi-valued relations.
+
+    The memo keeps the id's int, not the UUID: tens of thousands of UUIDs kept alive are
+    as many objects more for each full collection of the cyclic garbage collector (an int
+    is not tracked), and most were the writer's only survivors of a batch.
+    """
     cache_key = (subject.int, relation, edge_type, key)
     found = _SLOT_IDS.get(cache_key)
-    if found is None:
-        base = f"slot/{_text(subject.int)}/{relation}/{edge_type}"
-        found = _uuid5(base if key is None else f"{base}/{key}")
-        if len(_SLOT_IDS) >= _MEMO_SIZE:
-            _SLOT_IDS.clear()  # a memo, not a store: starting over is cheap
-        _SLOT_IDS[cache_key] = found
-    return found
+    if found is not None:
+        return uuid_of_int(found)
+    base = f"slot/{_text(subject.int)}/{relation}/{edge_type}"
+    made = _uuid5(base if key is None else f"{base}/{key}")
+    if len(_SLOT_IDS) >= _MEMO_SIZE:
+        _SLOT_IDS.clear()  # a memo, not a store: starting over is cheap
+    _SLOT_IDS[cache_key] = made.int
+    return made
 
 
 def fact_id(slot: UUID, version: int) -> UUID:

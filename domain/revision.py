@@ -55,7 +55,7 @@ def decide_revision(
     """
     if old.standing != "believed" or old.valid_until is not None:
         return []
-    if old.superseded_by is not None or old.valid_from >= starts:
+    if old.superseded_by_key is not None or old.valid_from >= starts:
         return []
     return [
         FactContradicted(fact_id=old.fact_id, by=by, score=max(-1.0, min(1.0, score)), model=model),

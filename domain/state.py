@@ -53,18 +53,20 @@ class FactVersion(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One version of a fact in its slot's timeline."""
 
     fact_key: int
-    """The fact id's integer (`fact_id` gives the id). A state cache holds a version for
-    each of up to hundreds of thousands of facts, and a UUID object is one more object for
-    the cyclic garbage collector to walk in each of its full collections: half of them were
-    these ids (an int is not tracked)."""
+    """The fact id's int (`fact_id` gives the id). Ids are kept as ints here: a writer's
+    state cache holds a version for each of up to hundreds of thousands of facts, and a
+    UUID is one more object for each full collection of the cyclic garbage collector to
+    walk (an int is not tracked); these ids were most of them."""
     object_key: str
     confidence: float
     valid_from: datetime
     valid_until: datetime | None
     observed_at: datetime
     standing: Standing = "believed"
-    supersedes: UUID | None = None
-    superseded_by: UUID | None = None
+    supersedes_key: int | None = None
+    """The int of the id of the version this one superseded, if any."""
+    superseded_by_key: int | None = None
+    """The int of the id of the version that superseded this one, if any."""
     object_id: UUID | None = None
     value: str | None = None
     fact: str = ""

@@ -80,7 +80,7 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
             valid_until=event.valid_until,
             observed_at=event.observed_at,
             standing="alternative" if event.outcome == "alternative" else "believed",
-            supersedes=event.supersedes,
+            supersedes_key=event.supersedes.int if event.supersedes is not None else None,
             object_id=event.object_id,
             value=event.value,
             fact=event.fact,
@@ -103,7 +103,7 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
             version,
             event.fact_id,
             valid_until=event.valid_until,
-            superseded_by=event.superseded_by,
+            superseded_by_key=event.superseded_by.int,
         )
     if isinstance(event, FactRetracted):
         if event.valid_until is None:

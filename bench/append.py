@@ -24,15 +24,16 @@ import json
 import os
 import platform
 import random
+import shutil
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import version
-from itertools import islice
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -87,16 +88,16 @@ def workload(count: int, seed: int) -> list[dict[str, Any]]:
 def batched(facts: list[dict[str, Any]], directory: Path, batch: int) -> dict[str, Any]:
     """Facts through the facade in atomic batches of `batch` (the log alone).
 
-    `ends` is the log's last position after each append, so the ceilings below can commit
-    the same rows in the same transactions.
+    `ends` is the log's last position after each append (read outside the timing), so the
+    ceilings can commit the same rows in the same transactions.
     """
-    ends = []
+    elapsed, ends = 0.0, []
     with Memory.open(directory, settings=LOG_ONLY) as memory:
-        started = time.perf_counter()
         for i in range(0, len(facts), batch):
+            started = time.perf_counter()
             memory.assert_facts(facts[i : i + batch])
+            elapsed += time.perf_counter() - started
             ends.append(memory.log.last_position())
-        elapsed = time.perf_counter() - started
         events = memory.log.last_position()
     size = (directory / "events.db").stat().st_size  # after close: the WAL is checkpointed
     return {
@@ -136,84 +137,101 @@ def single(
     }
 
 
-def logged_rows(log_file: Path, until: int) -> list[tuple[bytes, int, str, bytes]]:
-    """The (stream, version, topic, state) rows of a log up to position `until`, in order.
+Row = tuple[bytes, int, str, bytes]
 
-    The ceilings bind them as the log does, blobs as bytearrays (`apexmem.events.sqlite.blobs`:
-    sqlite3 adapts each bytes parameter first, ~0.7 µs each), so that a share of the ceiling
-    measures what apexmem adds, not how the rows are handed to sqlite3.
+
+def logged_rows(connection: sqlite3.Connection) -> list[Row]:
+    """The (stream, version, topic, state) rows of a log, in position order."""
+    return connection.execute(
+        f"SELECT originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
+        "ORDER BY rowid"
+    ).fetchall()
+
+
+class Ceiling:
+    """The raw SQLite ceiling: plain `executemany` into one table keyed by (stream, version),
+    one transaction per call, timed; with the log's pragmas (WAL, synchronous NORMAL, its
+    cache size and automatic checkpoint interval; checkpoints run inline, as plain SQLite
+    runs them).
+
+    `same` inserts the log's own rows: its stream ids (random, as hashed ids are), versions,
+    topics and payloads. Otherwise it inserts rows of their average size under ascending
+    keys, which SQLite appends at the right edge of each B-tree (the only ceiling this file
+    measured before 2026-11-21). Blobs are bound as bytearrays, as the log binds them
+    (`apexmem.events.sqlite.blobs`: sqlite3 adapts each bytes parameter first, ~0.7 µs
+    each), so a share measures what apexmem adds, not how rows are handed to sqlite3.
     """
+
+    def __init__(self, directory: Path, *, same: bool) -> None:
+        self.directory = directory
+        self.same = same
+        self.rows = 0
+        self.seconds = 0.0
+        directory.mkdir(parents=True, exist_ok=True)
+        self._connection = sqlite3.connect(directory / "raw.db", isolation_level=None)
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA synchronous=NORMAL")
+        for pragma in CONNECTION_PRAGMAS:
+            self._connection.execute(pragma)
+        self._connection.execute(
+            "CREATE TABLE events (stream BLOB, version INTEGER, topic TEXT, state BLOB, "
+            "PRIMARY KEY (stream, version))"
+        )
+
+    def insert(self, rows: Sequence[Row]) -> None:
+        """Insert (the counterparts of) one append's rows in one timed transaction."""
+        bound: list[tuple[Any, ...]]
+        if self.same:
+            bound = [(bytearray(s), v, topic, bytearray(state)) for s, v, topic, state in rows]
+        else:
+            size = sum(len(r[0]) + len(r[2]) + len(r[3]) + 4 for r in rows) // max(len(rows), 1)
+            payload = bytearray(os.urandom(size // 2).hex().encode())
+            keys = range(self.rows, self.rows + len(rows))
+            bound = [(f"{n:032x}", 1, "fact-asserted.v1", payload) for n in keys]
+        started = time.perf_counter()
+        self._connection.execute("BEGIN")
+        self._connection.executemany("INSERT INTO events VALUES (?,?,?,?)", bound)
+        self._connection.execute("COMMIT")
+        self.seconds += time.perf_counter() - started
+        self.rows += len(rows)
+
+    def close(self, *, keep: bool = False) -> dict[str, float]:
+        """Check the row count, close, and delete the files unless `keep`; the figures."""
+        inserted = self._connection.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        self._connection.close()
+        if not keep:  # dirty pages of files kept would be written back during later runs
+            shutil.rmtree(self.directory)
+        if inserted != self.rows:
+            raise RuntimeError(f"the ceiling holds {inserted} rows, not {self.rows}")
+        return {"rows": self.rows, "seconds": self.seconds, "rows_per_s": self.rows / self.seconds}
+
+
+def ceilings(
+    log_file: Path, ends: Sequence[int], scratch: Path, *, keep: bool = False
+) -> dict[str, dict[str, float]]:
+    """Both ceilings for a log whose appends ended at positions `ends`, one after the other,
+    each inserting all the rows back to back (nothing else runs between its transactions,
+    so SQLite's pages stay in the CPU's caches: the highest rate it reaches). `keep` keeps
+    their files, in `scratch`/<name>."""
+    found = {}
     connection = sqlite3.connect(log_file)
     try:
-        return connection.execute(
-            f"SELECT originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
-            "WHERE rowid <= ? ORDER BY rowid",
-            (until,),
-        ).fetchall()
+        rows = logged_rows(connection)
     finally:
         connection.close()
-
-
-def sequential_keys(rows: list[tuple[bytes, int, str, bytes]]) -> Iterator[tuple[Any, ...]]:
-    """Rows of the log's average size under ascending keys, which SQLite appends at the right
-    edge of each B-tree (the only ceiling this file measured before 2026-11-21)."""
-    size = sum(len(r[0]) + len(r[2]) + len(r[3]) + 4 for r in rows) // max(len(rows), 1)
-    payload = bytearray(os.urandom(size // 2).hex().encode())
-    return ((f"{n:032x}", 1, "fact-asserted.v1", payload) for n in range(len(rows)))
-
-
-def ceilings(log_file: Path, ends: list[int], scratch: Path) -> dict[str, dict[str, float]]:
-    """Both raw ceilings for the appends of a log that ended at positions `ends`: its own
-    rows (`raw_sqlite`), and rows of their size under ascending keys."""
-    rows = logged_rows(log_file, ends[-1] if ends else 0)
-    count = len(rows)
-    same = [(bytearray(s), v, topic, bytearray(state)) for s, v, topic, state in rows]
-    return {
-        "raw_sqlite": raw_ceiling(iter(same), count, ends, scratch / "same"),
-        "raw_sqlite_sequential_keys": raw_ceiling(
-            sequential_keys(rows), count, ends, scratch / "sequential"
-        ),
-    }
-
-
-def raw_ceiling(
-    rows: Iterator[tuple[Any, ...]], count: int, ends: list[int], directory: Path
-) -> dict[str, float]:
-    """Plain executemany of `count` rows into one table keyed by (stream, version), one
-    transaction per append of the batched run (`ends`), with the log's pragmas.
-
-    The pragmas are the log's own (WAL, synchronous NORMAL, its cache size and automatic
-    checkpoint interval); the checkpoints run inline, as plain SQLite runs them.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(directory / "raw.db", isolation_level=None)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")
-    for pragma in CONNECTION_PRAGMAS:
-        connection.execute(pragma)
-    connection.execute(
-        "CREATE TABLE events (stream BLOB, version INTEGER, topic TEXT, state BLOB, "
-        "PRIMARY KEY (stream, version))"
-    )
-    started = time.perf_counter()
-    last = 0
-    for end in ends:
-        connection.execute("BEGIN")
-        connection.executemany("INSERT INTO events VALUES (?,?,?,?)", islice(rows, end - last))
-        connection.execute("COMMIT")
-        last = end
-    elapsed = time.perf_counter() - started
-    inserted = connection.execute("SELECT COUNT(*) FROM events").fetchone()[0]
-    connection.close()
-    if inserted != count:
-        raise RuntimeError(f"the ceiling inserted {inserted} rows, not {count}")
-    return {"rows": count, "seconds": elapsed, "rows_per_s": count / elapsed}
+    for name, same in (("raw_sqlite", True), ("raw_sqlite_sequential_keys", False)):
+        ceiling = Ceiling(scratch / name, same=same)
+        for start, end in pairwise([0, *ends]):
+            ceiling.insert(rows[start:end])
+        found[name] = ceiling.close(keep=keep)
+    return found
 
 
 def batched_run(facts: list[dict[str, Any]], root: Path, batch: int) -> dict[str, Any]:
-    """One batched run, then both ceilings on its rows and transactions, right after."""
+    """One batched run, then both ceilings of its rows, in its transactions, right after."""
     result = batched(facts, root / "batched", batch)
     found = ceilings(root / "batched" / "events.db", result.pop("ends"), root)
+    shutil.rmtree(root / "batched")
     rate = result["events_per_s"]
     return {
         "batched": result,

@@ -45,20 +45,35 @@ def test_the_append_bench_writes_the_median_run_and_every_run(tmp_path: Path) ->
     assert result["single_inline"]["facts"] == 20
 
 
-def test_the_ceiling_inserts_the_logged_rows_in_the_appends_transactions(
-    tmp_path: Path,
-) -> None:
-    run = bench.batched(bench.workload(300, seed=3), tmp_path / "log", batch=100)
-    ends = run["ends"]
+def test_the_ceilings_insert_the_log_s_rows_in_its_transactions(tmp_path: Path) -> None:
+    run = bench.batched(bench.workload(300, seed=3), tmp_path / "log", 100)
 
-    found = bench.ceilings(tmp_path / "log" / "events.db", ends, tmp_path)
+    found = bench.ceilings(tmp_path / "log" / "events.db", run["ends"], tmp_path, keep=True)
 
-    assert len(ends) == 3 and ends[-1] == run["events"]
-    same = sqlite3.connect(tmp_path / "same" / "raw.db")
-    try:
-        copied = same.execute("SELECT * FROM events ORDER BY rowid").fetchall()
-    finally:
-        same.close()
-    assert copied == bench.logged_rows(tmp_path / "log" / "events.db", ends[-1])
+    logged = _rows(tmp_path / "log" / "events.db", _LOGGED)
+    copied = _rows(tmp_path / "raw_sqlite" / "raw.db", "SELECT * FROM events")
+    ascending = _rows(tmp_path / "raw_sqlite_sequential_keys" / "raw.db", "SELECT * FROM events")
+    assert len(run["ends"]) == 3 and run["ends"][-1] == run["events"]
+    assert found["raw_sqlite"]["rows"] == found["raw_sqlite_sequential_keys"]["rows"]
     assert found["raw_sqlite"]["rows"] == run["events"]
-    assert found["raw_sqlite_sequential_keys"]["rows"] == run["events"]
+    assert logged == copied
+    assert [row[0] for row in ascending] == [f"{n:032x}" for n in range(run["events"])]
+
+
+def test_the_ceilings_leave_no_files_behind(tmp_path: Path) -> None:
+    run = bench.batched(bench.workload(100, seed=4), tmp_path / "log", 100)
+
+    bench.ceilings(tmp_path / "log" / "events.db", run["ends"], tmp_path)
+
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log"]
+
+
+_LOGGED = "SELECT originator_id, originator_version, topic, state FROM stored_events"
+
+
+def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+    connection = sqlite3.connect(path)
+    try:
+        return connection.execute(sql + " ORDER BY rowid").fetchall()
+    finally:
+        connection.close()

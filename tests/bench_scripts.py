@@ -1,6 +1,7 @@
 """Loading bench/ scripts in tests: bench/ is a folder of scripts, not a package."""
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -17,3 +18,15 @@ def load(name: str) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python <args>` from the repository root, as a user runs the bench (at most 5 minutes)."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )

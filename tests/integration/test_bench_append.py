@@ -7,12 +7,10 @@ shares come from the runs listed beside them.
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from bench_scripts import ROOT, load
+from bench_scripts import load, run
 
 bench = load("append")
 
@@ -21,14 +19,7 @@ bench = load("append")
 def test_the_append_bench_writes_the_median_run_and_every_run(tmp_path: Path) -> None:
     out = tmp_path / "append.json"
     sizes = ["--facts", "1500", "--single", "60", "--inline", "20", "--runs", "3"]
-    done = subprocess.run(
-        [sys.executable, "bench/append.py", *sizes, "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run("bench/append.py", *sizes, "--out", str(out))
 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads(out.read_text())

@@ -5,27 +5,17 @@ answers against the generator's ground truth) are.
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from bench_scripts import run
 
 
 @pytest.mark.slow
 def test_the_smoke_run_passes_every_correctness_check_and_writes_its_results(
     tmp_path: Path,
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "--smoke", "--out", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run("-m", "bench", "--smoke", "--out", str(tmp_path))
 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     [written] = tmp_path.glob("*-300.json")

@@ -212,8 +212,8 @@ def ceilings(
     """Both ceilings for a log whose appends ended at positions `ends`, one after the other,
     each inserting all the rows back to back (nothing else runs between its transactions,
     so SQLite's pages stay in the CPU's caches: the highest rate it reaches). The rows are
-    read first and held in memory, about 1 KB per event (1.5 GB for the suite's million
-    facts, after its writer's peak RSS is taken). `keep` keeps their files, in
+    read first and held in memory, about 630 bytes per event (about 1 GB for the suite's
+    million facts, after its writer's peak RSS is taken). `keep` keeps their files, in
     `scratch`/<name>."""
     found = {}
     connection = sqlite3.connect(log_file)

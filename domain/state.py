@@ -63,8 +63,6 @@ class FactVersion(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     valid_until: datetime | None
     observed_at: datetime
     standing: Standing = "believed"
-    supersedes_key: int | None = None
-    """The int of the id of the version this one superseded, if any."""
     superseded_by_key: int | None = None
     """The int of the id of the version that superseded this one, if any."""
     object_id: UUID | None = None

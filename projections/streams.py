@@ -80,7 +80,6 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
             valid_until=event.valid_until,
             observed_at=event.observed_at,
             standing="alternative" if event.outcome == "alternative" else "believed",
-            supersedes_key=event.supersedes.int if event.supersedes is not None else None,
             object_id=event.object_id,
             value=event.value,
             fact=event.fact,

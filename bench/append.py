@@ -143,8 +143,7 @@ Row = tuple[bytes, int, str, bytes]
 def logged_rows(connection: sqlite3.Connection) -> list[Row]:
     """The (stream, version, topic, state) rows of a log, in position order."""
     return connection.execute(
-        f"SELECT originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
-        "ORDER BY rowid"
+        f"SELECT originator_id, originator_version, topic, state FROM {EVENTS_TABLE} ORDER BY rowid"
     ).fetchall()
 
 

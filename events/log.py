@@ -6,7 +6,6 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -17,6 +16,15 @@ import msgspec
 from apexmem.events.base import Event
 from apexmem.events.catalogue import tag_of
 from apexmem.events.chain import GENESIS, links
+from apexmem.events.chainrows import (
+    ChainLink,
+    Query,
+    chain_links,
+    chains,
+    copy_rows,
+    insert_row,
+    last_row,
+)
 from apexmem.events.checkpoint import Checkpointer
 from apexmem.events.codec import Stored, decode, encode
 from apexmem.events.episode import MessageRecorded
@@ -38,8 +46,6 @@ __all__ = [
     "lookup_key",
 ]
 
-_INDEX_ROWS: Final = 256
-_INDEX_INSERT: Final = "INSERT INTO log_index VALUES " + ",".join(["(?,?,?)"] * _INDEX_ROWS)
 _READ_CHUNK: Final = 500
 _SCAN_CHUNK: Final = 2_000
 """Events per query when reading the log in position order (a projection batch, by default)."""
@@ -75,7 +81,8 @@ class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 class RawRecord(msgspec.Struct, frozen=True):
-    """One position as stored, for verification: the record (if any) and its chain row (if any)."""
+    """One position as stored, for verification: the record (if any) and its chain hash (if
+    any), or why the chain row covering it is unusable (`problem`)."""
 
     position: int
     stream_id: str | None
@@ -84,6 +91,7 @@ class RawRecord(msgspec.Struct, frozen=True):
     state: bytes | None
     recorded_at: int | None
     chain: bytes | None
+    problem: str | None = None
 
 
 class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -188,19 +196,16 @@ class EventLog:
             repeated = _repeated(_cursor_query(cursor), key)
             if repeated is not None:
                 return repeated
-        cursor.execute("SELECT recorded_at, chain FROM log_index ORDER BY position DESC LIMIT 1")
-        row = cursor.fetchone()
-        last_micros, chain = (row[0], row[1]) if row else (-1, GENESIS)
+        last = last_row(cursor)
+        last_micros, chain = last if last is not None else (-1, GENESIS)
         # Every append gets its own transaction time, even when the clock stalls or steps
         # back: "known at S" then tells any two appends apart.
         micros = max(to_micros(self._clock()), last_micros + 1)
         recorded_at = from_micros(micros)
         rows, hashes = _records(self.ids, events, recorded_at, chain)
         positions = self._recorder.insert_rows(cursor, rows)
-        first = positions[0] if positions else 1
-        _insert_index(
-            cursor, list(zip(range(first, first + len(hashes)), repeat(micros), blobs(hashes)))
-        )
+        if positions:
+            insert_row(cursor, positions[-1], micros, hashes)
         if key is not None:
             cursor.execute(
                 "INSERT INTO idempotency VALUES (?,?,?,?,?)",
@@ -292,15 +297,7 @@ class EventLog:
 
     def chains(self, positions: Sequence[int]) -> dict[int, bytes]:
         """The chain hash stored at each of these positions."""
-        found: dict[int, bytes] = {}
-        for i in range(0, len(positions), _READ_CHUNK):
-            part = list(positions[i : i + _READ_CHUNK])
-            marks = ",".join("?" * len(part))
-            rows = self._query(
-                f"SELECT position, chain FROM log_index WHERE position IN ({marks})", part
-            )
-            found.update((int(p), bytes(c)) for p, c in rows)
-        return found
+        return chains(self._query, positions)
 
     def last_position(self) -> int:
         """The highest position written so far (0 for an empty log)."""
@@ -340,9 +337,7 @@ class EventLog:
                 f"INSERT INTO {EVENTS_TABLE} SELECT * FROM source.{EVENTS_TABLE} WHERE rowid <= ?",
                 (until,),
             ).rowcount
-            connection.execute(
-                "INSERT INTO log_index SELECT * FROM source.log_index WHERE position <= ?", (until,)
-            )
+            copy_rows(connection.execute, until)
             connection.execute(
                 "INSERT INTO event_keys SELECT * FROM source.event_keys WHERE position <= ?",
                 (until,),
@@ -359,23 +354,29 @@ class EventLog:
         return int(copied)
 
     def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
-        """Every position that has a record or a chain row, with both as stored."""
-        position = start - 1
-        while True:
-            rows = self._query(
-                f"SELECT p.position, e.originator_id, e.originator_version, e.topic, e.state, "
-                f"i.recorded_at, i.chain FROM (SELECT rowid AS position FROM {EVENTS_TABLE} "
-                f"WHERE rowid > ? UNION SELECT position FROM log_index WHERE position > ? "
-                f"ORDER BY 1 LIMIT ?) p "
-                f"LEFT JOIN {EVENTS_TABLE} e ON e.rowid = p.position "
-                f"LEFT JOIN log_index i ON i.position = p.position ORDER BY p.position",
-                (position, position, _READ_CHUNK),
-            )
-            if not rows:
-                return
-            for row in rows:
-                yield RawRecord(row[0], stream_text(row[1]), *row[2:])
-            position = rows[-1][0]
+        """Every position that has a record or a chain hash, with both as stored."""
+        records = self._stored_rows(start)
+        links = chain_links(self._query, start)
+        record, link = next(records, None), next(links, None)
+        while record is not None or link is not None:
+            at_record = record is not None and (link is None or record[0] <= link.position)
+            at_link = link is not None and (record is None or link.position <= record[0])
+            yield _raw(record if at_record else None, link if at_link else None)
+            if at_record:
+                record = next(records, None)
+            if at_link:
+                link = next(links, None)
+
+    def _stored_rows(self, start: int) -> Iterator[tuple[Any, ...]]:
+        """The events table's rows from position `start` on, as stored, in position order."""
+        sql = (
+            f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
+            "WHERE rowid >= ? ORDER BY rowid LIMIT ?"
+        )
+        position = start
+        while rows := self._query(sql, (position, _READ_CHUNK)):
+            yield from rows
+            position = rows[-1][0] + 1
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         # One statement is its own read transaction in autocommit mode: no BEGIN needed.
@@ -383,9 +384,6 @@ class EventLog:
             cursor = connection.cursor()
             cursor.execute(sql, params)
             return list(cursor.fetchall())
-
-
-Query = Callable[[str, Sequence[Any]], list[Any]]
 
 
 def _read_streams(
@@ -585,18 +583,20 @@ def _records(
     return list(zip(bound, versions, tags, blobs(states), strict=True)), hashes
 
 
-def _insert_index(cursor: Any, rows: list[tuple[int, int, bytearray]]) -> None:
-    """Insert time-index rows, most of them `_INDEX_ROWS` to a statement.
-
-    The rows are small and their keys ascend, and SQLite inserts them about twice as fast
-    from one statement with many rows as from `executemany`, which runs a statement per
-    row (the event and key tables, with random keys, are not faster that way).
-    """
-    whole = len(rows) - len(rows) % _INDEX_ROWS
-    for i in range(0, whole, _INDEX_ROWS):
-        cursor.execute(_INDEX_INSERT, [value for row in rows[i : i + _INDEX_ROWS] for value in row])
-    if whole < len(rows):
-        cursor.executemany("INSERT INTO log_index VALUES (?,?,?)", rows[whole:])
+def _raw(record: tuple[Any, ...] | None, link: ChainLink | None) -> RawRecord:
+    """One position's stored record (position, stream, version, tag, state) and chain link."""
+    position = record[0] if record is not None else link.position if link is not None else 0
+    stream, version, tag, state = record[1:] if record is not None else (None,) * 4
+    return RawRecord(
+        position,
+        stream_text(stream) if stream is not None else None,
+        version,
+        tag,
+        state,
+        link.recorded_at if link is not None else None,
+        link.chain if link is not None else None,
+        link.problem if link is not None else None,
+    )
 
 
 def _execute(cursor: Any, sql: str) -> None:

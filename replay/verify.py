@@ -29,7 +29,7 @@ def verify(log: EventLog) -> VerifyReport:
     checked = 0
     last_time = 0
     for record in log.raw_records():
-        problem = _problem(record, chain, last_time)
+        problem = record.problem or _problem(record, chain, last_time)
         if problem is not None:
             return VerifyReport(
                 ok=False,

@@ -2,7 +2,7 @@
 
 Tampering goes straight at `events.db` with sqlite3 while the memory is closed, the way an
 operator (or an attacker) with file access would; `verify()` must name the first position
-the tampering touched.
+the tampering touched, in an event or in the chain hash stored for it.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def test_a_batch_under_a_used_key_returns_the_first_results_and_writes_nothing(
 
 # Tampering ----------------------------------------------------------------------------------
 
-Tamper = Literal["flip", "delete", "swap"]
+Tamper = Literal["flip", "delete", "swap", "chain"]
 
 
 def build_log(directory: Path, batches: list[list[dict[str, Any]]]) -> int:
@@ -163,6 +163,17 @@ def flip_byte(db: sqlite3.Connection, position: int, index: int, mask: int) -> N
     data = bytearray(state)
     data[index % len(data)] ^= mask
     db.execute("UPDATE stored_events SET state=? WHERE rowid=?", (bytes(data), position))
+
+
+def flip_chain_byte(db: sqlite3.Connection, position: int, index: int, mask: int) -> None:
+    """XOR one byte of the chain hash stored for `position` (in its append's row)."""
+    [(last, chain)] = db.execute(
+        "SELECT position, chain FROM log_index WHERE position >= ? ORDER BY position LIMIT 1",
+        (position,),
+    )
+    data = bytearray(chain)
+    data[(position - (last - len(data) // 32 + 1)) * 32 + index % 32] ^= mask
+    db.execute("UPDATE log_index SET chain=? WHERE position=?", (bytes(data), last))
 
 
 def delete_row(db: sqlite3.Connection, position: int) -> None:
@@ -186,7 +197,7 @@ def swap_rows(db: sqlite3.Connection, first: int, second: int) -> None:
     )
 
 
-@given(batches=BATCHES, kind=st.sampled_from(["flip", "delete", "swap"]), data=st.data())
+@given(batches=BATCHES, kind=st.sampled_from(["flip", "delete", "swap", "chain"]), data=st.data())
 def test_any_flipped_byte_deleted_row_or_swapped_pair_is_found_at_its_first_position(
     batches: list[list[dict[str, Any]]], kind: Tamper, data: st.DataObject
 ) -> None:
@@ -195,9 +206,10 @@ def test_any_flipped_byte_deleted_row_or_swapped_pair_is_found_at_its_first_posi
         first = data.draw(st.integers(min_value=1, max_value=last - 1), label="position")
         other = data.draw(st.integers(min_value=first + 1, max_value=last), label="other")
         with sqlite3.connect(directory / EVENTS_DB) as db:
-            if kind == "flip":
+            if kind in ("flip", "chain"):
                 index = data.draw(st.integers(min_value=0, max_value=10_000), label="byte")
-                flip_byte(db, first, index, data.draw(st.integers(1, 255), label="mask"))
+                mask = data.draw(st.integers(1, 255), label="mask")
+                (flip_byte if kind == "flip" else flip_chain_byte)(db, first, index, mask)
             elif kind == "delete":
                 delete_row(db, first)
             else:

@@ -80,8 +80,9 @@ def chains(query: Query, positions: Sequence[int]) -> dict[int, bytes]:
     return found
 
 
-def chain_links(query: Query, start: int = 1) -> Iterator[ChainLink]:
-    """Every position's chain hash from `start` on, in position order.
+def chain_links(query: Query, start: int, stop: int) -> Iterator[ChainLink]:
+    """Every position's chain hash from `start` to `stop`, in position order (the rows up
+    to `stop`).
 
     Stops at the first row that is not a whole number of hashes or that covers positions
     an earlier row covers, with a link naming the problem at the position after the last
@@ -91,9 +92,9 @@ def chain_links(query: Query, start: int = 1) -> Iterator[ChainLink]:
     while True:
         rows = query(
             # A chain changed into text (only by editing the file) is read as its bytes.
-            "SELECT position, recorded_at, CAST(chain AS BLOB) FROM log_index WHERE position >= ? "
-            "ORDER BY position LIMIT ?",
-            (max(start, after + 1), _ROWS_PER_READ),
+            "SELECT position, recorded_at, CAST(chain AS BLOB) FROM log_index "
+            "WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?",
+            (max(start, after + 1), stop, _ROWS_PER_READ),
         )
         if not rows:
             return
@@ -102,7 +103,7 @@ def chain_links(query: Query, start: int = 1) -> Iterator[ChainLink]:
             count, rest = divmod(len(chain), HASH_SIZE)
             first = position - count + 1
             if rest or not count or first <= after:
-                problem = _malformed(position, len(chain), after)
+                problem = _malformed(position, len(chain), first, after)
                 yield ChainLink(max(after + 1, start), micros, None, problem)
                 return
             for i in range(max(0, start - first), count):
@@ -111,10 +112,13 @@ def chain_links(query: Query, start: int = 1) -> Iterator[ChainLink]:
             after = position
 
 
-def _malformed(position: int, size: int, after: int) -> str:
+def _malformed(position: int, size: int, first: int, after: int) -> str:
     if size == 0 or size % HASH_SIZE:
         return f"the chain row at position {position} holds {size} bytes, not whole hashes"
-    return f"the chain row at position {position} covers positions up to {after} again"
+    return (
+        f"the chain row at position {position} covers positions {first}..{after}, "
+        "which an earlier row covers"
+    )
 
 
 def copy_rows(execute: Callable[[str, Sequence[Any]], Any], until: int) -> None:

@@ -354,9 +354,18 @@ class EventLog:
         return int(copied)
 
     def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
-        """Every position that has a record or a chain hash, with both as stored."""
-        records = self._stored_rows(start)
-        links = chain_links(self._query, start)
+        """Every position that has a record or a chain hash, with both as stored.
+
+        Reads up to the last position written when it starts: positions up to there never
+        change, so records and chain rows read by separate statements agree even while
+        other writers append.
+        """
+        [(stop,)] = self._query(
+            f"SELECT MAX(COALESCE((SELECT MAX(rowid) FROM {EVENTS_TABLE}), 0), "
+            "COALESCE((SELECT MAX(position) FROM log_index), 0))"
+        )
+        records = self._stored_rows(start, stop)
+        links = chain_links(self._query, start, stop)
         record, link = next(records, None), next(links, None)
         while record is not None or link is not None:
             at_record = record is not None and (link is None or record[0] <= link.position)
@@ -367,14 +376,14 @@ class EventLog:
             if at_link:
                 link = next(links, None)
 
-    def _stored_rows(self, start: int) -> Iterator[tuple[Any, ...]]:
-        """The events table's rows from position `start` on, as stored, in position order."""
+    def _stored_rows(self, start: int, stop: int) -> Iterator[tuple[Any, ...]]:
+        """The events table's rows from `start` to `stop`, as stored, in position order."""
         sql = (
             f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
-            "WHERE rowid >= ? ORDER BY rowid LIMIT ?"
+            "WHERE rowid >= ? AND rowid <= ? ORDER BY rowid LIMIT ?"
         )
         position = start
-        while rows := self._query(sql, (position, _READ_CHUNK)):
+        while rows := self._query(sql, (position, stop, _READ_CHUNK)):
             yield from rows
             position = rows[-1][0] + 1
 

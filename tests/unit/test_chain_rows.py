@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import UUID
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sample_events import event
@@ -151,34 +153,37 @@ def test_a_flipped_byte_in_a_stored_hash_is_found_at_its_position() -> None:
     assert report.events_checked == 4
 
 
-def test_a_row_that_lost_its_first_hash_leaves_that_position_without_a_chain() -> None:
-    log = tampered("UPDATE log_index SET chain = substr(chain, 33) WHERE position = 7")
+@pytest.mark.parametrize(
+    ("change", "first_bad", "reason"),
+    [
+        (  # the row at 7 held 4..7: position 4 has no hash left
+            "UPDATE log_index SET chain = substr(chain, 33) WHERE position = 7",
+            4,
+            "the chain row of this position is missing",
+        ),
+        (  # a row at 8 with two hashes claims 7 again
+            "INSERT INTO log_index SELECT 8, recorded_at, substr(chain, 1, 64) "
+            "FROM log_index WHERE position = 7",
+            8,
+            "the chain row at position 8 covers positions 7..7, which an earlier row covers",
+        ),
+        (
+            "UPDATE log_index SET chain = CAST(chain || x'00' AS BLOB) WHERE position = 3",
+            1,
+            "the chain row at position 3 holds 97 bytes, not whole hashes",
+        ),
+    ],
+    ids=["lost-first-hash", "overlapping-row", "partial-hash"],
+)
+def test_a_changed_row_is_reported_at_the_first_position_it_breaks(
+    change: str, first_bad: int, reason: str
+) -> None:
+    log = tampered(change)
     report = verify(log)
     log.close()
 
-    assert not report.ok and report.first_bad_position == 4
-    assert report.reason == "the chain row of this position is missing"
-
-
-def test_a_row_covering_positions_again_is_reported() -> None:
-    log = tampered(
-        "INSERT INTO log_index SELECT 8, recorded_at, substr(chain, 1, 64) "
-        "FROM log_index WHERE position = 7"
-    )
-    report = verify(log)
-    log.close()
-
-    assert not report.ok and report.first_bad_position == 8
-    assert report.reason == "the chain row at position 8 covers positions up to 7 again"
-
-
-def test_a_row_that_is_not_whole_hashes_is_reported() -> None:
-    log = tampered("UPDATE log_index SET chain = CAST(chain || x'00' AS BLOB) WHERE position = 3")
-    report = verify(log)
-    log.close()
-
-    assert not report.ok and report.first_bad_position == 1
-    assert report.reason == "the chain row at position 3 holds 97 bytes, not whole hashes"
+    assert not report.ok
+    assert (report.first_bad_position, report.reason) == (first_bad, reason)
 
 
 def test_a_log_written_with_a_row_per_position_reads_and_extends_alike() -> None:
@@ -211,3 +216,28 @@ def test_a_log_written_with_a_row_per_position_reads_and_extends_alike() -> None
     assert list(after.values()) == recomputed(log.path)
     assert {p: after[p] for p in before} == before
     assert report.ok and report.events_checked == 9
+
+
+def test_verify_while_another_writer_appends_finds_nothing_wrong(tmp_path: Path) -> None:
+    writer, reader = EventLog(tmp_path / "events.db"), EventLog(tmp_path / "events.db")
+    writer.append(fresh(3, 0))
+    done = threading.Event()
+
+    def append() -> None:
+        seed = 1
+        while not done.is_set():
+            writer.append(fresh(3, seed))
+            seed += 1
+
+    thread = threading.Thread(target=append)
+    thread.start()
+    try:
+        reports = [verify(reader) for _ in range(50)]
+    finally:
+        done.set()
+        thread.join()
+        writer.close()
+        reader.close()
+
+    assert [r.reason for r in reports if not r.ok] == []
+    assert reports[-1].events_checked > reports[0].events_checked

@@ -52,7 +52,8 @@ def insert_row(cursor: Any, last_position: int, micros: int, hashes: list[bytes]
 def last_row(cursor: Any) -> tuple[int, bytes] | None:
     """The latest append's time and last chain hash, or None for an empty log."""
     cursor.execute(
-        "SELECT recorded_at, substr(chain, -32) FROM log_index ORDER BY position DESC LIMIT 1"
+        f"SELECT recorded_at, substr(chain, -{HASH_SIZE}) FROM log_index "
+        "ORDER BY position DESC LIMIT 1"
     )
     row = cursor.fetchone()
     return None if row is None else (row[0], bytes(row[1]))
@@ -129,8 +130,8 @@ def copy_rows(execute: Callable[[str, Sequence[Any]], Any], until: int) -> None:
     execute("INSERT INTO log_index SELECT * FROM source.log_index WHERE position <= ?", (until,))
     execute(
         "INSERT INTO log_index SELECT ?, recorded_at, "
-        "substr(chain, 1, (? - position + length(chain) / 32) * 32) "
-        "FROM source.log_index WHERE position > ? AND position - length(chain) / 32 < ? "
+        f"substr(chain, 1, (? - position + length(chain) / {HASH_SIZE}) * {HASH_SIZE}) "
+        f"FROM source.log_index WHERE position > ? AND position - length(chain) / {HASH_SIZE} < ? "
         "ORDER BY position LIMIT 1",
         (until, until, until, until),
     )

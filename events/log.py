@@ -598,7 +598,7 @@ def _raw(record: tuple[Any, ...] | None, link: ChainLink | None) -> RawRecord:
     stream, version, tag, state = record[1:] if record is not None else (None,) * 4
     return RawRecord(
         position,
-        stream_text(stream) if stream is not None else None,
+        stream_text(stream),
         version,
         tag,
         state,

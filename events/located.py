@@ -27,7 +27,9 @@ MAX_VERSION: Final = (1 << 32) - 1
 """The last version of a stream whose events can have a located id."""
 _PREFIX: Final = ((1 << 128) - 1) ^ MAX_VERSION
 _new = object.__new__
-_set = object.__setattr__
+# UUID's slot descriptors, called directly: object.__setattr__ looks each one up first.
+_set_int = vars(UUID)["int"].__set__
+_set_safe = vars(UUID)["is_safe"].__set__
 _UNKNOWN: Final = SafeUUID.unknown  # an enum member's lookup runs Python code each time
 
 
@@ -54,6 +56,6 @@ def uuid_of_int(value: int) -> UUID:
     """`UUID(int=value)` without `UUID.__init__`'s checks (Python code, slower than a hash):
     for values known to be 128-bit ids, derived by apexmem or written by it."""
     made = _new(UUID)
-    _set(made, "int", value)
-    _set(made, "is_safe", _UNKNOWN)
+    _set_int(made, value)
+    _set_safe(made, _UNKNOWN)
     return made

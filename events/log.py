@@ -586,7 +586,7 @@ def _records(
                 "first 12 bytes are the stream's, its last 4 the version: apexmem.events.located)",
             )
     # The chain hashes each stream id's 16 bytes, which a binary log stores as they are.
-    raw = streams if ids.binary else [e.stream_id.bytes for e in events]
+    raw = streams if ids.binary else [e.stream_id.int.to_bytes(16) for e in events]
     hashes = links(chain, zip(raw, versions, tags, states, strict=True))
     bound = blobs(streams) if ids.binary else streams
     return list(zip(bound, versions, tags, blobs(states), strict=True)), hashes

@@ -32,7 +32,8 @@ from apexmem.domain.identities import (
 from apexmem.events import EventLog, FactsRetrieved, NewEvent, Stored, tag_of
 from apexmem.events.chain import GENESIS, link, links
 from apexmem.events.codec import Pending, TaggedMapper
-from apexmem.events.located import MAX_VERSION, locates, location
+from apexmem.events.located import MAX_VERSION, locates, location, uuid_of_int
+from apexmem.events.storedids import BINARY, StoredIds
 
 NAMES = st.text(min_size=1, max_size=80)
 IDS = st.uuids()
@@ -81,6 +82,19 @@ def test_a_version_no_located_id_can_hold_is_refused_with_the_rule(
         fact_id(stream, version)
     wrapped = UUID(int=(stream.int >> 32 << 32) | (version & MAX_VERSION))
     assert not locates(wrapped, stream, version)
+
+
+@given(ids=st.lists(IDS, max_size=5))
+def test_a_uuid_made_from_its_int_and_its_stored_bytes_are_the_standard_ones(
+    ids: list[UUID],
+) -> None:
+    made = [uuid_of_int(u.int) for u in ids]
+
+    assert made == ids
+    assert [(str(m), hash(m), m.is_safe, m.version) for m in made] == [
+        (str(u), hash(u), u.is_safe, u.version) for u in ids
+    ]
+    assert StoredIds(BINARY).streams(ids) == [u.bytes for u in ids]
 
 
 @given(entity=IDS)

@@ -40,7 +40,7 @@ from typing import Any
 import msgspec
 
 from apexmem import Memory, Settings
-from apexmem.events.sqlite import CONNECTION_PRAGMAS, EVENTS_TABLE, PAGE_SIZE
+from apexmem.events.sqlite import CONNECTION_PRAGMAS, EVENTS_TABLE
 
 RESULTS = Path(__file__).parent / "results" / "append.json"
 LOG_ONLY = msgspec.convert({"memory": {"projection": {"inline": False}}}, Settings)
@@ -149,9 +149,9 @@ def logged_rows(connection: sqlite3.Connection) -> list[Row]:
 
 class Ceiling:
     """The raw SQLite ceiling: plain `executemany` into one table keyed by (stream, version),
-    one transaction per call, timed; with the log's page size and pragmas (WAL, synchronous
-    NORMAL, its cache size and automatic checkpoint interval; checkpoints run inline, as
-    plain SQLite runs them).
+    one transaction per call, timed; with the log's pragmas (WAL, synchronous NORMAL, its
+    cache size and automatic checkpoint interval; checkpoints run inline, as plain SQLite
+    runs them).
 
     `same` inserts the log's own rows: its stream ids (random, as hashed ids are), versions,
     topics and payloads. Otherwise it inserts rows of their average size under ascending
@@ -168,7 +168,6 @@ class Ceiling:
         self.seconds = 0.0
         directory.mkdir(parents=True, exist_ok=True)
         self._connection = sqlite3.connect(directory / "raw.db", isolation_level=None)
-        self._connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
         self._connection.execute("PRAGMA journal_mode=WAL")
         self._connection.execute("PRAGMA synchronous=NORMAL")
         for pragma in CONNECTION_PRAGMAS:

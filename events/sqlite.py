@@ -22,7 +22,6 @@ from apexmem.events.storedids import BINARY, TEXT, IdFormat, StoredIds, parse_st
 __all__ = [
     "CONNECTION_PRAGMAS",
     "EVENTS_TABLE",
-    "PAGE_SIZE",
     "Datastore",
     "Recorder",
     "Row",
@@ -42,16 +41,6 @@ CONNECTION_PRAGMAS: Final = (
     "PRAGMA wal_autocheckpoint=10000",
 )
 """Set on every connection of the log, after `synchronous` (bench/append.py uses them too)."""
-PAGE_SIZE: Final = 8_192
-"""Bytes per page of a log file created from now on (SQLite's default is 4,096).
-
-Stream ids are hashes, so a batch's inserts land all over the (stream, version) index and
-its commit writes a WAL frame for almost every leaf page it has. Pages twice as large made
-a batch of 1,000 facts about 7% faster at 100,000 facts, and one-fact appends no slower;
-four times as large made batches faster still and one-fact appends about 16% slower
-(bench/append.py, README "Append"). A file keeps the page size it was made with: SQLite
-changes it only before the first table is created.
-"""
 
 
 def blobs(values: Iterable[bytes]) -> Iterator[bytearray]:
@@ -109,7 +98,6 @@ class _Pool(SQLiteConnectionPool):
             raise InterfaceError(e) from e
         if not self.is_sqlite_memory_mode and not self.is_journal_mode_wal:
             if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                raw.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new file's; else ignored
                 raw.execute("PRAGMA journal_mode=WAL")
                 self.journal_mode_was_changed_to_wal = True
             self.is_journal_mode_wal = True

@@ -17,7 +17,6 @@ from apexmem import Memory
 from apexmem.events import ApexmemError, EventLog, NewEvent
 from apexmem.events.located import located_id
 from apexmem.events.log import lookup_key
-from apexmem.events.sqlite import PAGE_SIZE
 from apexmem.events.storedids import IdFormat, StoredIds, parse_stream, stream_text
 from apexmem.replay.verify import verify
 
@@ -87,42 +86,6 @@ def test_a_log_made_with_hex_text_ids_keeps_them_when_opened_again(tmp_path: Pat
     assert column_types(path) == ("text", "text")
     assert fact is not None and fact.position == 4
     assert message is not None and message.position == 5
-    assert [e.version for e in stream] == [1, 2]
-    assert report.ok and report.events_checked == 6
-
-
-def page_size(path: Path) -> int:
-    with sqlite3.connect(path) as db:
-        [(size,)] = db.execute("PRAGMA page_size")
-    db.close()
-    return int(size)
-
-
-def test_a_new_log_takes_the_log_page_size_and_an_older_file_keeps_its_own(
-    tmp_path: Path,
-) -> None:
-    events = some_events(6)
-    new = EventLog(tmp_path / "new.db", clock=lambda: WHEN)
-    new.append(events)
-    new.close()
-    older = tmp_path / "older.db"
-    with sqlite3.connect(older) as db:  # a file SQLite made with its default page size
-        db.execute("PRAGMA page_size=4096")
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("CREATE TABLE made_before (x)")
-    db.close()
-
-    log = EventLog(older, clock=lambda: WHEN)
-    try:
-        log.append(events[:3])
-        log.append(events[3:])
-        stream = log.read_stream(events[0].stream_id)
-        report = verify(log)
-    finally:
-        log.close()
-
-    assert page_size(tmp_path / "new.db") == PAGE_SIZE
-    assert page_size(older) == 4096
     assert [e.version for e in stream] == [1, 2]
     assert report.ok and report.events_checked == 6
 

@@ -228,7 +228,7 @@ def decode_command(line: bytes | str) -> Command:
     try:
         command: Command = _command_decoder.decode(line)
     except msgspec.ValidationError as e:
-        raise _translate(e, None) from e
+        raise _translate(e, _fields_of(line)) from e
     except msgspec.DecodeError as e:
         raise ValidationError("line", _clip(line), f"is not valid JSON ({e})") from e
     for name in ("confidence", "rate"):
@@ -236,6 +236,15 @@ def decode_command(line: bytes | str) -> Command:
         if isinstance(value, float) and not math.isfinite(value):
             raise ValidationError(name, value, "is not a finite number")
     return _check(command)
+
+
+def _fields_of(line: bytes | str) -> Mapping[str, Any] | None:
+    """A line's top-level fields, so an error can name the bad value (None if not an object)."""
+    try:
+        fields = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return None
+    return fields if isinstance(fields, dict) else None
 
 
 def _check(command: C) -> C:

@@ -18,7 +18,7 @@ from apexmem.cli.projection import project, rebuild, stats
 from apexmem.cli.query import entities, facts, traverse
 from apexmem.cli.recall import recall
 from apexmem.cli.serving import mcp_command, serve
-from apexmem.cli.state import State, no_entity
+from apexmem.cli.state import State, accept_global_options, no_entity
 from apexmem.cli.timetravel import diff, replay
 from apexmem.cli.usage import decay_usage
 from apexmem.config import EVENTS_FILE, SETTINGS_FILE, home
@@ -303,6 +303,8 @@ for _command in (
     traverse,
 ):
     cli.add_command(_command)
+for _command in cli.commands.values():
+    accept_global_options(_command)
 
 
 def main() -> None:

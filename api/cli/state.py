@@ -13,7 +13,7 @@ from apexmem.config import home
 if TYPE_CHECKING:
     from apexmem.memory import Memory
 
-__all__ = ["State", "no_entity", "pass_state"]
+__all__ = ["State", "accept_global_options", "no_entity", "pass_state"]
 
 
 class State:
@@ -41,6 +41,44 @@ class State:
 
 pass_state = click.make_pass_decorator(State)
 """Hands a command the State the group made."""
+
+
+def accept_global_options(command: click.Command) -> None:
+    """Let `--db` and `--json` follow the command name too (`apexmem log --json`), unless
+    the command has an option of that name itself; given there, they override the group's."""
+    taken = {name for param in command.params for name in param.opts}
+    if "--db" not in taken:
+        command.params.append(
+            click.Option(
+                ["--db"],
+                metavar="DIR",
+                expose_value=False,
+                callback=_set_db,
+                help="Memory directory (as `apexmem --db DIR`).",
+            )
+        )
+    if "--json" not in taken:
+        command.params.append(
+            click.Option(
+                ["--json"],
+                is_flag=True,
+                expose_value=False,
+                callback=_set_json,
+                help="Print JSON for programs (as `apexmem --json`).",
+            )
+        )
+
+
+def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    state = ctx.find_object(State)
+    if value is not None and state is not None:
+        state.db = value
+
+
+def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    state = ctx.find_object(State)
+    if value and state is not None:
+        state.as_json = True
 
 
 def no_entity(

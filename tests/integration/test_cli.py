@@ -45,20 +45,23 @@ def test_ingest_keeps_good_lines_and_reports_bad_ones_by_line_number(tmp_path: P
                 "at": "2025-01-02T00:00:00Z",
             }
         ),
+        json.dumps({**GOOD, "confidence": 1.5}),
     ]
 
     result = _run("--db", db, "--json", "ingest", "-", stdin="\n".join(lines) + "\n")
 
     assert result.returncode == 1
     report = json.loads(result.stdout)
-    assert report["lines"] == 6
+    assert report["lines"] == 7
     assert report["applied"] == 3
     failed = {f["line"]: f["error"] for f in report["failed"]}
-    assert sorted(failed) == [2, 3, 5]
+    assert sorted(failed) == [2, 3, 5, 7]
     assert "subject" in failed[2]
     assert "3 bytes" in failed[2]
     assert "JSON" in failed[3]
     assert "naive" in failed[5]
+    assert failed[7].startswith("confidence: 1.5 is invalid")
+    assert "<= 1.0" in failed[7]
 
 
 def test_log_history_and_verify_tell_what_happened(tmp_path: Path) -> None:
@@ -131,3 +134,20 @@ def test_apexmem_home_chooses_the_directory(tmp_path: Path) -> None:
 
     assert result.returncode == 0, result.stderr
     assert (env_db / "events.db").exists()
+
+
+def test_db_and_json_may_follow_the_command_and_override_the_group(tmp_path: Path) -> None:
+    db = str(tmp_path / "mem")
+    elsewhere = tmp_path / "elsewhere"
+    _run("--db", db, "ingest", "-", stdin=json.dumps(GOOD) + "\n")
+
+    before = _run("--db", db, "--json", "log")
+    after = _run("--db", str(elsewhere), "log", "--json", "--db", db)
+    served = _run("serve", "--help")
+
+    assert after.returncode == 0, after.stderr
+    assert json.loads(after.stdout) == json.loads(before.stdout)
+    assert [e["tag"] for e in json.loads(after.stdout)][-1] == "fact-asserted.v1"
+    assert not elsewhere.exists()
+    assert "Memory directory to serve" in served.stdout  # serve keeps its own --db
+    assert "as `apexmem --db DIR`" not in served.stdout

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -27,6 +27,8 @@ __all__ = ["WORDLLAMA_DIMENSION", "WordLlamaEmbedder", "embedder_for", "wordllam
 WORDLLAMA_CONFIG: Final = "l2_supercat"
 WORDLLAMA_DIMENSION: Final = 256
 _lock = threading.Lock()
+_IN_TURN_UP_TO: Final = 8
+"""Texts a call tokenizes one after another rather than through the tokenizer's thread pool."""
 
 
 def wordllama_files() -> Path:
@@ -74,7 +76,7 @@ def _load() -> Any:
         root.handlers[:] = handlers
         root.setLevel(level)
     try:
-        return WordLlama.load(
+        model = WordLlama.load(
             WORDLLAMA_CONFIG,
             cache_dir=wordllama_files(),
             dim=WORDLLAMA_DIMENSION,
@@ -85,6 +87,43 @@ def _load() -> Any:
             f"the WordLlama model files are missing from {wordllama_files()}: {e}; "
             "reinstall wordllama, or set [memory.vectors] embedder = 'hashing'"
         ) from e
+    model.tokenize = in_turn(model.tokenizer, model.tokenize)  # this process's model only
+    return model
+
+
+def in_turn(
+    tokenizer: Any, batched: Callable[[list[str]], list[Any]]
+) -> Callable[[str | list[str]], list[Any]]:
+    """WordLlama's `tokenize`, encoding a few texts one after another.
+
+    Its `encode_batch` hands even three texts to the tokenizer's thread pool, and on two
+    cores that hand-off took 100-400 µs, several times the encoding itself: a fact written
+    with inline projection embeds about three texts (its sentence and two names). The
+    encodings are padded to the longest, as `encode_batch` pads them; more texts, or any
+    other padding, go to `batched`.
+    """
+    padding = tokenizer.padding
+    longest_only = (
+        padding is not None and padding["length"] is None and padding["pad_to_multiple_of"] is None
+    )
+
+    def tokenize(texts: str | list[str]) -> list[Any]:
+        chosen = [texts] if isinstance(texts, str) else texts
+        if not longest_only or len(chosen) > _IN_TURN_UP_TO:
+            return batched(chosen)
+        encodings = [tokenizer.encode(text, add_special_tokens=False) for text in chosen]
+        longest = max((len(e.ids) for e in encodings), default=0)
+        for encoding in encodings:
+            encoding.pad(
+                longest,
+                direction=padding["direction"],
+                pad_id=padding["pad_id"],
+                pad_type_id=padding["pad_type_id"],
+                pad_token=padding["pad_token"],
+            )
+        return encodings
+
+    return tokenize
 
 
 def embedder_for(settings: VectorSettings) -> Embedder:

@@ -39,7 +39,7 @@ from sqlalchemy import (
 from apexmem.domain.embedding import Embedder, Vectors
 from apexmem.events.log import RecordedEvent
 from apexmem.projections.vectors import TEXT_TAGS, Kind, VectorText, text_of
-from apexmem.readmodels.prepared import driver_rows
+from apexmem.readmodels.prepared import Prepared, as_stored, driver_rows, id_of, stored_id
 from apexmem.readmodels.store import set_position
 
 __all__ = [
@@ -141,7 +141,7 @@ class VectorProjection:
         ]
         replaced += _forget(connection, first)
         if replaced:
-            connection.execute(insert(vector_replaced), replaced)
+            connection.execute(_REPLACED, replaced)
         connection.execute(_POINT, rows)
 
     def _embed_missing(self, connection: Connection, keyed: dict[str, str]) -> None:
@@ -149,14 +149,14 @@ class VectorProjection:
         cached: set[str] = set()
         keys = list(keyed)
         for i in range(0, len(keys), _CHUNK):
-            chosen = keys[i : i + _CHUNK]
-            cached.update(connection.execute(_CACHED, {"model": model, "keys": chosen}).scalars())
+            params = {"model": model, "keys": keys[i : i + _CHUNK]}
+            cached.update(key for (key,) in _CACHED.rows(connection, params))
         missing = [k for k in keys if k not in cached]
         if not missing:
             return
         vectors = self.embedder.embed([keyed[k] for k in missing])
         connection.execute(
-            insert(vector_cache),
+            _CACHE,
             [
                 {"model": model, "text_key": k, "vector": v.tobytes()}
                 for k, v in zip(missing, vectors, strict=True)
@@ -164,13 +164,33 @@ class VectorProjection:
         )
 
 
+_CACHE: Final = insert(vector_cache)
+_REPLACED: Final = insert(vector_replaced)
 _CACHED_ROW: Final = (vector_cache.c.model == vector_items.c.model) & (
     vector_cache.c.text_key == vector_items.c.text_key
 )
-_CACHED: Final = select(vector_cache.c.text_key).where(
-    vector_cache.c.model == bindparam("model"),
-    vector_cache.c.text_key.in_(bindparam("keys", expanding=True)),
+_CACHED: Final = Prepared(
+    lambda: select(vector_cache.c.text_key).where(
+        vector_cache.c.model == bindparam("model"),
+        vector_cache.c.text_key.in_(bindparam("keys", expanding=True)),
+    )
 )
+"""Which texts have a vector already. Prepared (run on the driver) like the statements
+below: a write with inline projection asks it every time, and SQLAlchemy's handling cost
+more than SQLite's answer."""
+
+
+_DROP: Final = Prepared(
+    lambda: (
+        delete(vector_items)
+        .where(
+            vector_items.c.kind == bindparam("kind"),
+            as_stored(vector_items.c.item_id).in_(bindparam("ids", expanding=True)),
+        )
+        .returning(vector_items.c.vid, as_stored(vector_items.c.item_id))
+    )
+)
+"""Drop items, returning their vids and (stored) ids."""
 
 
 def _forget(connection: Connection, items: dict[tuple[Kind, UUID], int]) -> list[dict[str, Any]]:
@@ -185,13 +205,10 @@ def _forget(connection: Connection, items: dict[tuple[Kind, UUID], int]) -> list
     replaced = []
     for kind, ids in by_kind.items():
         for i in range(0, len(ids), _CHUNK):
-            dropped = connection.execute(
-                delete(vector_items)
-                .where(vector_items.c.kind == kind, vector_items.c.item_id.in_(ids[i : i + _CHUNK]))
-                .returning(vector_items.c.vid, vector_items.c.item_id)
-            )
+            chunk = [stored_id(item_id) for item_id in ids[i : i + _CHUNK]]
+            dropped = _DROP.rows(connection, {"kind": kind, "ids": chunk})
             replaced += [
-                {"vid": vid, "kind": kind, "replaced_at": items[(kind, item_id)]}
+                {"vid": vid, "kind": kind, "replaced_at": items[(kind, id_of(item_id))]}
                 for vid, item_id in dropped
             ]
     return replaced

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apexmem.embedders import WordLlamaEmbedder, _model, in_turn
+from apexmem.embedders import _IN_TURN_UP_TO, WordLlamaEmbedder, _model, in_turn
 
 TEXTS = st.lists(st.text(max_size=80), min_size=1, max_size=12)
 
@@ -31,7 +31,7 @@ def test_a_few_texts_encode_in_turn_exactly_as_the_batch_encodes_them(texts: lis
 
     in_order = in_turn(tokenizer, lambda chosen: ["batched"] * len(chosen))(texts)
 
-    if len(texts) > 8:
+    if len(texts) > _IN_TURN_UP_TO:
         assert in_order == ["batched"] * len(texts)  # many texts go to the thread pool
     else:
         assert encoded(in_order) == encoded(batched)

@@ -427,9 +427,10 @@ def _find(query: Query, stored: StoredIds, key: str) -> RecordedEvent | None:
     """The event a key names: by its located id's (stream, version), else (in a log
     written before located ids) through the key table."""
     prefix, _, rest = key.partition(":")
-    if prefix not in _FOUND_BY:
+    wanted = _FOUND_BY.get(prefix)
+    if wanted is None:
         return None
-    cls, field = _FOUND_BY[prefix]
+    cls, field = wanted
     try:
         located = UUID(rest)
     except ValueError:

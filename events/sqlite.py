@@ -48,9 +48,9 @@ def blobs(values: Iterable[bytes]) -> Iterator[bytearray]:
 
     Python's sqlite3 binds a bytearray as it is, but passes every bytes parameter through
     its adapter protocol first: two attribute lookups that fail, each raising and
-    formatting an AttributeError. That took ~0.7 µs per parameter, and an event's row and
-    chain link carry three (about 5% of a batched append's instructions); the copy costs
-    ~0.1 µs.
+    formatting an AttributeError. That took ~0.7 µs per parameter, and an event's row
+    carries two, its stream id and its payload (with the chain links, then one row per
+    event, about 5% of a batched append's instructions); the copy costs ~0.1 µs.
     """
     return map(bytearray, values)
 
@@ -58,7 +58,8 @@ def blobs(values: Iterable[bytes]) -> Iterator[bytearray]:
 _STATEMENT_CACHE: Final = 64
 """Compiled statements kept per connection (sqlite3's default is 128)."""
 _SIDE_TABLES: Final = (
-    # Time index and hash chain: one row per position, written with the event.
+    # Time index and hash chain: one row per append, at its last position, holding its
+    # events' chain hashes (events.chainrows); logs written before hold one per position.
     "CREATE TABLE IF NOT EXISTS log_index ("
     "position INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, chain BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS log_index_recorded_at ON log_index (recorded_at)",

@@ -43,7 +43,7 @@ from apexmem.recall import Recaller
 from apexmem.recalled import Recall, RecallHit, format_context
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
 from apexmem.replay.diff import Diff, diff
-from apexmem.replay.runner import CatchUp, Progress, Runner
+from apexmem.replay.runner import CatchUp, Progress, Runner, catch_up_together
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
 from apexmem.replay.verify import VerifyReport, verify
 from apexmem.resolution import similar_writes
@@ -418,10 +418,10 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
 
     def _ready(self) -> None:
         if self.settings.memory.projection.inline:
-            target = self.log.last_position()  # read once for both projections
-            self.runner.catch_up(until=target)
+            runners = [self.runner]
             if self.similarity is not None:
-                self.similarity.catch_up(until=target)
+                runners.append(self.similarity.runner)
+            catch_up_together(runners, until=self.log.last_position())
 
     # Audit -------------------------------------------------------------------------------
 

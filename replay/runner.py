@@ -16,7 +16,14 @@ from apexmem.readmodels.apply import apply_changes
 from apexmem.readmodels.store import ReadModelStore, set_position, tracked_position
 from apexmem.readmodels.tables import GRAPH
 
-__all__ = ["CatchUp", "GraphProjection", "Progress", "Projection", "Runner"]
+__all__ = [
+    "CatchUp",
+    "GraphProjection",
+    "Progress",
+    "Projection",
+    "Runner",
+    "catch_up_together",
+]
 
 Progress = Callable[[int, int], None]
 """Called after each batch with (position reached, target position)."""
@@ -209,3 +216,47 @@ class Runner:
             while time.monotonic() < deadline and not should_stop():
                 time.sleep(min(0.05, idle))
             idle = min(idle * 2, _MAX_IDLE_SECS)
+
+
+def catch_up_together(runners: Sequence[Runner], *, until: int) -> None:
+    """Bring several projections of one store to `until`, in one transaction when they can.
+
+    After an inline write each projection is a few events behind: one transaction, one
+    read of the log and one commit then serve them all (a commit each was a fifth of the
+    write's time). Each projection still applies only the events past its own tracked
+    position and stores its own. A projection more than a batch behind (a first load, or
+    one that was off) is left to its runner's `catch_up`, in batches. So is every one when
+    the transaction fails: each then commits alone, and the one that fails raises, after
+    the others committed, as when they ran one by one.
+    """
+    together = len({id(r._store) for r in runners}) == 1
+    try:
+        if together and _apply_together(runners, until):
+            return
+    except Exception:  # rolled back: run alone below, where the failing one raises
+        pass
+    for runner in runners:
+        runner.catch_up(until=until)
+
+
+def _apply_together(runners: Sequence[Runner], until: int) -> bool:
+    """Each projection's events up to `until` in one transaction; False, with nothing
+    written, when one of them is more than a batch behind."""
+    log, store = runners[0]._log, runners[0]._store
+    with store.write() as connection:
+        positions = [tracked_position(connection, r.projection.name) for r in runners]
+        if any(until - p > r._batch_size for r, p in zip(runners, positions, strict=True)):
+            return False
+        lowest = min(positions)
+        events = list(log.read(start=lowest + 1, stop=until)) if lowest < until else []
+        for runner, position in zip(runners, positions, strict=True):
+            if position < until:
+                tags = runner.projection.tags
+                runner.projection.apply(
+                    connection,
+                    [e for e in events if e.position > position and (not tags or e.tag in tags)],
+                )
+                set_position(connection, runner.projection.name, until)
+    for runner in runners:
+        runner._seen = until
+    return True

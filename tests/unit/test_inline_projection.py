@@ -1,0 +1,115 @@
+"""Inline projection: after a write, the graph and the vectors catch up in one transaction;
+a projection far behind goes through its runner in batches, and one that fails does not hold
+back the other."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from apexmem import Memory, parse_settings
+from apexmem.domain.embedding import HashingEmbedder, Vectors
+from apexmem.readmodels.store import dump
+
+
+class BrokenEmbedder:
+    """The hashing embedder, or an error while `broken` is set (a model that fails to load)."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder()
+        self.broken = False
+
+    @property
+    def name(self) -> str:
+        """The hashing embedder's name."""
+        return self.inner.name
+
+    @property
+    def dimension(self) -> int:
+        """The hashing embedder's dimension."""
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Fail while broken, else embed."""
+        if self.broken:
+            raise RuntimeError("the embedding model is unavailable")
+        return self.inner.embed(texts)
+
+
+def _fact(i: int) -> dict[str, Any]:
+    return {
+        "subject": f"Person {i}",
+        "relation": "works_at",
+        "object": f"Company {i % 3}",
+        "fact": f"Person {i} works at Company {i % 3}",
+    }
+
+
+def _positions(memory: Memory) -> tuple[int, int, int]:
+    assert memory.similarity is not None
+    return (
+        memory.log.last_position(),
+        memory.runner.position(),
+        memory.similarity.runner.position(),
+    )
+
+
+def test_an_inline_write_commits_both_projections_once(
+    tmp_path: Path, clock: Callable[[], datetime]
+) -> None:
+    with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder()) as memory:
+        memory.assert_fact(**_fact(0))
+        commits: list[object] = []
+        event.listen(memory.store.engine, "commit", commits.append)
+        ref = memory.assert_fact(**_fact(1))
+        assert len(commits) == 1
+        last, graph, vectors = _positions(memory)
+        assert (graph, vectors) == (last, last)
+        assert ref.fact_id in {hit.item_id for hit in memory.recall("Person 1 works")}
+
+
+def test_a_failing_projection_does_not_hold_back_the_other(
+    tmp_path: Path, clock: Callable[[], datetime]
+) -> None:
+    embedder = BrokenEmbedder()
+    with Memory.open(tmp_path / "m", clock=clock, embedder=embedder) as memory:
+        memory.assert_fact(**_fact(0))
+        before = _positions(memory)
+        embedder.broken = True
+        with pytest.raises(RuntimeError, match="embedding model is unavailable"):
+            memory.assert_fact(**_fact(1))
+        last, graph, vectors = _positions(memory)
+        assert last > before[0]  # the write itself is in the log
+        assert graph == last  # the graph committed without the vectors
+        assert vectors == before[2]
+        embedder.broken = False
+        memory.assert_fact(**_fact(2))
+        last, graph, vectors = _positions(memory)
+        assert (graph, vectors) == (last, last)
+        assert memory.similarity is not None
+        found = memory.similarity.similar_exact("Person 1 works at Company 1", kind="fact", k=1)
+        assert found and found[0].score > 0.99
+
+
+def test_projections_far_behind_catch_up_in_batches_and_match_a_rebuild(
+    tmp_path: Path, clock: Callable[[], datetime]
+) -> None:
+    off, _ = parse_settings("[memory.projection]\ninline = false\nbatch_size = 7\n")
+    on, _ = parse_settings("[memory.projection]\nbatch_size = 7\n")
+    with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder(), settings=off) as m:
+        m.assert_facts([_fact(i) for i in range(20)])
+        assert m.runner.position() == 0
+    with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder(), settings=on) as m:
+        m.assert_fact(**_fact(20))
+        last, graph, vectors = _positions(m)
+        assert (graph, vectors) == (last, last)
+        with m.store.read() as connection:
+            incremental = dump(connection)
+        m.rebuild()
+        with m.store.read() as connection:
+            assert dump(connection) == incremental

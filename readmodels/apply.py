@@ -7,17 +7,14 @@ batch or in many gives the same rows, which the rebuild property test checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Sequence
 from functools import partial
-from operator import itemgetter
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 from uuid import UUID
 
 from sqlalchemy import (
     Connection,
-    Dialect,
     UpdateBase,
-    Uuid,
     and_,
     bindparam,
     insert,
@@ -36,14 +33,13 @@ from apexmem.projections.episodes import Linked
 from apexmem.projections.graph import Change, Insert, Retrieved, Revise, Touch
 from apexmem.projections.usage import CountsDecayed
 from apexmem.readmodels import fulltext
+from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.community_apply import apply_community_changes
 from apexmem.readmodels.tables import (
-    UtcMicros,
     entities,
     facts,
     metadata,
     retrievals,
-    stored_micros,
 )
 from apexmem.readmodels.usage import apply_decay
 
@@ -225,7 +221,7 @@ def _count_retrievals(connection: Connection, batch: _Batch) -> None:
         {"fact_id": f"{f:032x}", "count": float(n), "last_retrieved_at": at}  # as stored
         for f, (n, at) in batch.retrieved.items()
     ]
-    _execute_many(connection, "recount", partial(_recount_statement, connection), rows)
+    write_rows(connection, "recount", partial(_recount_statement, connection), rows)
 
 
 def _recount_statement(connection: Connection) -> UpdateBase:
@@ -253,15 +249,15 @@ def _flush(connection: Connection, batch: _Batch) -> None:
     if batch.links:
         batch.inserts["episode_entities"] = list(batch.links.values())
     if batch.expired:
-        _execute_many(connection, "expire", _expire_statement, batch.expired)
+        write_rows(connection, "expire", _expire_statement, batch.expired)
     for name, rows in batch.inserts.items():
-        _execute_many(connection, name, partial(_insert_statement, connection, name), rows)
+        write_rows(connection, name, partial(_insert_statement, connection, name), rows)
     by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for entity_id, values in batch.touched.items():
         row = {"b_id": entity_id, **{f"v_{k}": v for k, v in values.items()}}
         by_columns.setdefault(tuple(sorted(values)), []).append(row)
     for columns, rows in by_columns.items():
-        _execute_many(connection, columns, partial(_touch_statement, columns), rows)
+        write_rows(connection, columns, partial(_touch_statement, columns), rows)
     if batch.retrieved:
         _count_retrievals(connection, batch)
     if batch.communities:
@@ -310,78 +306,3 @@ def _touch_statement(columns: tuple[str, ...]) -> UpdateBase:
         .where(entities.c.entity_id == bindparam("b_id"))
         .values({c: bindparam(f"v_{c}") for c in columns})
     )
-
-
-class _Compiled(NamedTuple):
-    sql: str
-    names: tuple[str, ...]
-    values: Callable[[dict[str, Any]], tuple[Any, ...]]
-    """A row's values in the order of `names`."""
-    positional: bool
-    converters: tuple[tuple[int, Callable[[Any], Any]], ...]
-    """(index in `names`, its type's bind processor) for each parameter that has one."""
-    times: tuple[int, ...]
-    """Indexes in `names` of the UtcMicros parameters."""
-
-
-_compiled: dict[tuple[str, Hashable], _Compiled] = {}
-
-
-def _execute_many(
-    connection: Connection,
-    key: Hashable,
-    build: Callable[[], UpdateBase],
-    rows: list[dict[str, Any]],
-) -> None:
-    """executemany of the statement `build()` makes, its values converted here, by column.
-
-    `connection.execute(statement, rows)` does SQLAlchemy's per-row work (a parameter dict
-    and a type-processor call per value), which took longer than SQLite's own inserts on a
-    catch-up; here the statement is compiled once per dialect, each column that needs it is
-    mapped through its type's bind processor, and the driver gets plain tuples.
-    """
-    if not rows:
-        return
-    dialect = connection.dialect
-    compiled = _compiled.get((dialect.name, key))
-    if compiled is None:
-        compiled = _compiled[(dialect.name, key)] = _compile(build(), dialect)
-    columns: list[Iterable[Any]] = list(zip(*map(compiled.values, rows), strict=True))
-    for i, convert in compiled.converters:
-        columns[i] = map(convert, columns[i])
-    for i in compiled.times:
-        # Few distinct times per batch (one transaction time per append, among others),
-        # and datetimes hash in C: each distinct one is converted once.
-        distinct = set(columns[i])
-        stored = dict(zip(distinct, map(stored_micros, distinct), strict=True))
-        columns[i] = map(stored.__getitem__, columns[i])
-    params: list[Any] = list(zip(*columns, strict=True))
-    if not compiled.positional:
-        params = [dict(zip(compiled.names, values, strict=True)) for values in params]
-    connection.exec_driver_sql(compiled.sql, params)
-
-
-def _compile(statement: UpdateBase, dialect: Dialect) -> _Compiled:
-    compiled = statement.compile(dialect=dialect)
-    names = tuple(compiled.positiontup or compiled.binds)
-    converters: list[tuple[int, Callable[[Any], Any]]] = []
-    times: list[int] = []
-    for i, name in enumerate(names):
-        kind = compiled.binds[name].type
-        if isinstance(kind, UtcMicros):  # stored_micros also passes stored values through
-            times.append(i)
-        elif (process := kind.dialect_impl(dialect).bind_processor(dialect)) is not None:
-            converters.append((i, _uuid_or_stored(process) if isinstance(kind, Uuid) else process))
-    values = itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
-    return _Compiled(
-        compiled.string, names, values, compiled.positional, tuple(converters), tuple(times)
-    )
-
-
-def _uuid_or_stored(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A Uuid bind processor that passes values already in stored form (loaded rows) through."""
-
-    def convert(value: Any) -> Any:
-        return process(value) if isinstance(value, UUID) else value
-
-    return convert

@@ -35,6 +35,7 @@ from sqlalchemy import (
     table,
 )
 
+from apexmem.readmodels.bulk import run_many
 from apexmem.readmodels.prepared import Prepared
 
 __all__ = [
@@ -135,7 +136,7 @@ def index(connection: Connection, rows: Rows) -> None:
     ]
     for sql, params in statements:
         if params:
-            connection.exec_driver_sql(sql, params)
+            run_many(connection, sql, params)
 
 
 # The same content as `index` gives batch by batch, from the graph tables in one statement each.

@@ -16,6 +16,7 @@ from sqlalchemy.schema import CreateIndex, DropIndex
 
 from apexmem.events.errors import ApexmemError
 from apexmem.readmodels import fulltext
+from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared
 from apexmem.readmodels.tables import metadata, tracking
 
@@ -61,7 +62,7 @@ class ReadModelStore:
                 connection.execution_options(immediate=True)
                 with connection.begin():
                     yield connection
-        except OperationalError as e:
+        except (OperationalError, sqlite3.OperationalError) as e:  # the latter from the driver
             raise ApexmemError(f"the read models in {self.path} are busy or unwritable: {e}") from e
 
     @contextmanager
@@ -137,9 +138,9 @@ def tracked_position(connection: Connection, projection: str) -> int:
 
 def set_position(connection: Connection, projection: str, position: int) -> None:
     """Record that `projection` has applied the log up to `position` (same transaction)."""
-    done = connection.execute(_MOVE, {"name": projection, "reached": position})
-    if done.rowcount == 0:
-        connection.execute(_START, {"name": projection, "reached": position})
+    row = [{"name": projection, "reached": position}]
+    if write_rows(connection, ("tracking", "move"), lambda: _MOVE, row) == 0:
+        write_rows(connection, ("tracking", "start"), lambda: _START, row)
 
 
 def dump(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
@@ -189,6 +190,9 @@ def _engine(path: Path) -> Engine:
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
         immediate = connection.get_execution_options().get("immediate", False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        # On the driver: SQLAlchemy's execution context cost more than the statement.
+        driver = connection.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        driver.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine

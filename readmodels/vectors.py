@@ -39,6 +39,7 @@ from sqlalchemy import (
 from apexmem.domain.embedding import Embedder, Vectors
 from apexmem.events.log import RecordedEvent
 from apexmem.projections.vectors import TEXT_TAGS, Kind, VectorText, text_of
+from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared, as_stored, driver_rows, id_of, stored_id
 from apexmem.readmodels.store import set_position
 
@@ -140,9 +141,8 @@ class VectorProjection:
             for t, p, key in hashed
         ]
         replaced += _forget(connection, first)
-        if replaced:
-            connection.execute(_REPLACED, replaced)
-        connection.execute(_POINT, rows)
+        write_rows(connection, ("vectors", "replaced"), lambda: _REPLACED, replaced)
+        write_rows(connection, ("vectors", "point"), lambda: _POINT, rows)
 
     def _embed_missing(self, connection: Connection, keyed: dict[str, str]) -> None:
         model = self.embedder.name
@@ -155,13 +155,11 @@ class VectorProjection:
         if not missing:
             return
         vectors = self.embedder.embed([keyed[k] for k in missing])
-        connection.execute(
-            _CACHE,
-            [
-                {"model": model, "text_key": k, "vector": v.tobytes()}
-                for k, v in zip(missing, vectors, strict=True)
-            ],
-        )
+        rows = [
+            {"model": model, "text_key": k, "vector": v.tobytes()}
+            for k, v in zip(missing, vectors, strict=True)
+        ]
+        write_rows(connection, ("vectors", "cache"), lambda: _CACHE, rows)
 
 
 _CACHE: Final = insert(vector_cache)

@@ -9,8 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+from sqlalchemy import select
+
 from apexmem import Memory
 from apexmem.events import EntityObserved, FactAsserted
+from apexmem.readmodels.store import dump
+from apexmem.readmodels.vectors import vector_items
 
 WRITER = Path(__file__).with_name("writer_process.py")
 
@@ -55,6 +59,10 @@ def test_two_processes_appending_about_one_new_entity_lose_nothing(tmp_path: Pat
         ]
         report = memory.verify()
         last = memory.log.last_position()
+        incremental = _read_models(memory)  # each write projected inline, the two racing
+        memory.rebuild()
+        rebuilt = _read_models(memory)
+    assert rebuilt == incremental  # every event applied once, to the graph and the vectors
     asserted_ids = {str(e.fact_id) for e in asserted if isinstance(e, FactAsserted)}
     assert set(acknowledged) <= asserted_ids
     assert len(asserted_ids) == len(asserted)
@@ -62,6 +70,14 @@ def test_two_processes_appending_about_one_new_entity_lose_nothing(tmp_path: Pat
     assert len(current_employers) == 1
     assert report.ok
     assert report.events_checked == last
+
+
+def _read_models(memory: Memory) -> dict[str, list[tuple[object, ...]]]:
+    with memory.store.read() as connection:
+        models = dump(connection)
+        items = connection.execute(select(vector_items).order_by(vector_items.c.vid))
+        models["vector_items"] = [tuple(row) for row in items]
+    return models
 
 
 def test_a_killed_writer_loses_no_acknowledged_fact(tmp_path: Path) -> None:

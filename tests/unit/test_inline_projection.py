@@ -88,7 +88,10 @@ def test_a_failing_projection_does_not_hold_back_the_other(
         assert graph == last  # the graph committed without the vectors
         assert vectors == before[2]
         embedder.broken = False
+        commits: list[object] = []
+        event.listen(memory.store.engine, "commit", commits.append)
         memory.assert_fact(**_fact(2))
+        assert len(commits) == 1  # both, from their own positions, in one transaction
         last, graph, vectors = _positions(memory)
         assert (graph, vectors) == (last, last)
         assert memory.similarity is not None

@@ -17,28 +17,16 @@ from apexmem.domain.embedding import HashingEmbedder, Vectors
 from apexmem.readmodels.store import dump
 
 
-class BrokenEmbedder:
+class BrokenEmbedder(HashingEmbedder):
     """The hashing embedder, or an error while `broken` is set (a model that fails to load)."""
 
-    def __init__(self) -> None:
-        self.inner = HashingEmbedder()
-        self.broken = False
-
-    @property
-    def name(self) -> str:
-        """The hashing embedder's name."""
-        return self.inner.name
-
-    @property
-    def dimension(self) -> int:
-        """The hashing embedder's dimension."""
-        return self.inner.dimension
+    broken = False
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Fail while broken, else embed."""
         if self.broken:
             raise RuntimeError("the embedding model is unavailable")
-        return self.inner.embed(texts)
+        return super().embed(texts)
 
 
 def _fact(i: int) -> dict[str, Any]:

@@ -226,17 +226,24 @@ def catch_up_together(runners: Sequence[Runner], *, until: int) -> None:
     write's time). Each projection still applies only the events past its own tracked
     position and stores its own. A projection more than a batch behind (a first load, or
     one that was off) is left to its runner's `catch_up`, in batches. So is every one when
-    the transaction fails: each then commits alone, and the one that fails raises, after
-    the others committed, as when they ran one by one.
+    a projection fails in the transaction: each then commits alone, and the one that fails
+    raises, after the others committed, as when they ran one by one.
     """
     together = len({id(r._store) for r in runners}) == 1
     try:
         if together and _apply_together(runners, until):
             return
-    except Exception:  # rolled back: run alone below, where the failing one raises
+    except _ApplyFailed:  # rolled back: each alone below, where the failing one raises
         pass
     for runner in runners:
         runner.catch_up(until=until)
+
+
+class _ApplyFailed(Exception):
+    """A projection failed inside the joint transaction, which rolled back (never escapes).
+
+    Only this falls back to the runners one by one: a store too busy to begin a
+    transaction raises at once, as a runner alone would."""
 
 
 def _apply_together(runners: Sequence[Runner], until: int) -> bool:
@@ -252,10 +259,11 @@ def _apply_together(runners: Sequence[Runner], until: int) -> bool:
         for runner, position in zip(runners, positions, strict=True):
             if position < until:
                 tags = runner.projection.tags
-                runner.projection.apply(
-                    connection,
-                    [e for e in events if e.position > position and (not tags or e.tag in tags)],
-                )
+                mine = [e for e in events if e.position > position and (not tags or e.tag in tags)]
+                try:
+                    runner.projection.apply(connection, mine)
+                except Exception as error:
+                    raise _ApplyFailed(runner.projection.name) from error
                 set_position(connection, runner.projection.name, until)
     for runner in runners:
         runner._seen = until

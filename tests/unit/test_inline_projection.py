@@ -15,6 +15,7 @@ from sqlalchemy import event
 from apexmem import Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder, Vectors
 from apexmem.readmodels.store import dump
+from apexmem.replay.runner import catch_up_together
 
 
 class BrokenEmbedder(HashingEmbedder):
@@ -59,6 +60,22 @@ def test_an_inline_write_commits_both_projections_once(
         last, graph, vectors = _positions(memory)
         assert (graph, vectors) == (last, last)
         assert ref.fact_id in {hit.item_id for hit in memory.recall("Person 1 works")}
+
+
+def test_projections_already_there_need_no_transaction(
+    tmp_path: Path, clock: Callable[[], datetime]
+) -> None:
+    # Every read catches up first (inline): when nothing is new it must not take the
+    # read models' write lock.
+    with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder()) as memory:
+        memory.assert_fact(**_fact(0))
+        assert memory.similarity is not None
+        begun: list[object] = []
+        event.listen(memory.store.engine, "begin", begun.append)
+        catch_up_together(
+            [memory.runner, memory.similarity.runner], until=memory.log.last_position()
+        )
+        assert begun == []
 
 
 def test_a_failing_projection_does_not_hold_back_the_other(

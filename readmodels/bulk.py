@@ -19,6 +19,7 @@ from uuid import UUID
 
 from sqlalchemy import Connection, Dialect, UpdateBase, Uuid
 
+from apexmem.readmodels.prepared import driver_cursor
 from apexmem.readmodels.tables import UtcMicros, stored_micros
 
 __all__ = ["run_many", "write_rows"]
@@ -70,12 +71,9 @@ def write_rows(
 
 def run_many(connection: Connection, sql: str, params: Sequence[Any]) -> int:
     """SQL text run once per parameter set on the driver's cursor; the rows it changed."""
-    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    try:
+    with driver_cursor(connection) as cursor:
         cursor.executemany(sql, params)
         return int(cursor.rowcount)
-    finally:
-        cursor.close()
 
 
 def _compile(statement: UpdateBase, dialect: Dialect) -> _Compiled:

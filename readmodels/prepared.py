@@ -10,7 +10,8 @@ microseconds, see `stored_id` and `stored_time`) and rows come back as stored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -24,6 +25,7 @@ from apexmem.readmodels.tables import stored_micros
 __all__ = [
     "Prepared",
     "as_stored",
+    "driver_cursor",
     "driver_rows",
     "id_of",
     "stored_id",
@@ -108,15 +110,22 @@ def id_of(stored: str) -> UUID:
     return uuid_of_int(int(stored, 16))
 
 
-def driver_rows(connection: Connection, statement: str, args: Any) -> list[Any]:
-    """The rows of SQL text run on the driver's own cursor: no SQLAlchemy result handling,
-    which costs more than a small query's answer."""
+@contextmanager
+def driver_cursor(connection: Connection) -> Iterator[Any]:
+    """A cursor of the driver's own connection, inside the connection's transaction: no
+    SQLAlchemy execution context or result, which cost more than a small statement."""
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
-        cursor.execute(statement, args)
-        return cursor.fetchall()  # type: ignore[no-any-return]
+        yield cursor
     finally:
         cursor.close()
+
+
+def driver_rows(connection: Connection, statement: str, args: Any) -> list[Any]:
+    """The rows of SQL text run on the driver's own cursor."""
+    with driver_cursor(connection) as cursor:
+        cursor.execute(statement, args)
+        return cursor.fetchall()  # type: ignore[no-any-return]
 
 
 def stored_times(valid_at: datetime | None, known_at: datetime | None) -> dict[str, int | None]:

@@ -25,6 +25,7 @@ from apexmem.domain.commands import (
     SetDecayRate,
     build,
     build_many,
+    validated,
 )
 from apexmem.domain.embedding import Embedder
 from apexmem.domain.resolution import Disambiguator
@@ -170,7 +171,18 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
     def execute(
         self, commands: Sequence[Command], *, idempotency_key: str | None = None
     ) -> list[Result]:
-        """Apply any mix of commands as one atomic append; one result per command."""
+        """Apply any mix of commands as one atomic append; one result per command.
+
+        Commands made by their constructors are validated first, as the fields given to
+        `assert_fact` are: a ValidationError names the field (`[index].field` for more than
+        one command), the value and the rule, and nothing is written.
+        """
+        return self._write(validated(commands), idempotency_key)
+
+    def _write(
+        self, commands: Sequence[Command], idempotency_key: str | None = None
+    ) -> list[Result]:
+        """`execute` for commands this facade built itself (already validated)."""
         if self.read_only is not None:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
         self._record_usage()
@@ -182,23 +194,26 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
 
     def assert_fact(self, *, idempotency_key: str | None = None, **fields: Any) -> FactRef:
         """Assert one fact (see AssertFact for the fields); returns what became of it."""
-        [result] = self.execute([build(AssertFact, fields)], idempotency_key=idempotency_key)
+        [result] = self._write([build(AssertFact, fields)], idempotency_key)
         assert isinstance(result, FactRef)
         return result
 
     def assert_facts(
         self, facts: Iterable[Mapping[str, Any] | AssertFact], *, idempotency_key: str | None = None
     ) -> list[FactRef]:
-        """Assert many facts in one atomic append; one result per fact, in order."""
+        """Assert many facts in one atomic append; one result per fact, in order.
+
+        Each fact is a mapping of AssertFact's fields or an AssertFact (validated the same).
+        """
+        if isinstance(facts, Mapping | str | bytes):
+            raise ValidationError("facts", _short(facts), "is not a list of facts")
         given = list(facts)
         if all(isinstance(f, Mapping) for f in given):
             commands = _built(given)  # validated in one msgspec call
         else:
-            commands = [
-                f if isinstance(f, AssertFact) else _indexed(i, f) for i, f in enumerate(given)
-            ]
+            commands = [_fact_at(i, f) for i, f in enumerate(given)]
         try:
-            results = self.execute(commands, idempotency_key=idempotency_key)
+            results = self._write(commands, idempotency_key)
         except ValidationError as e:
             if not e.field.startswith("["):
                 raise
@@ -207,11 +222,11 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
 
     def observe_entity(self, **fields: Any) -> EntityRef:
         """Make sure an entity exists (optionally with a new summary)."""
-        return _one(self.execute([build(ObserveEntity, fields)]), EntityRef)
+        return _one(self._write([build(ObserveEntity, fields)]), EntityRef)
 
     def add_alias(self, **fields: Any) -> AliasRef:
         """Claim another name for an entity of the same type; the first claim wins."""
-        return _one(self.execute([build(AddAlias, fields)]), AliasRef)
+        return _one(self._write([build(AddAlias, fields)]), AliasRef)
 
     def retract(
         self,
@@ -228,24 +243,24 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
             "reason": reason,
             "actor": actor,
         }
-        return _one(self.execute([build(RetractFact, fields)]), RetractRef)
+        return _one(self._write([build(RetractFact, fields)]), RetractRef)
 
     def record_message(self, **fields: Any) -> MessageRef:
         """Store one message of a conversation (`episode`) verbatim."""
-        return _one(self.execute([build(RecordMessage, fields)]), MessageRef)
+        return _one(self._write([build(RecordMessage, fields)]), MessageRef)
 
     def merge(self, **fields: Any) -> MergeRef:
         """Merge an entity forward into another of the same type; its names keep resolving."""
-        return _one(self.execute([build(MergeEntities, fields)]), MergeRef)
+        return _one(self._write([build(MergeEntities, fields)]), MergeRef)
 
     def set_decay_rate(self, edge_type: str, rate: float, *, actor: str | None = None) -> PolicyRef:
         """Set the confidence decay rate (per day) of one edge type."""
         fields = {"edge_type": edge_type, "rate": rate, "actor": actor}
-        return _one(self.execute([build(SetDecayRate, fields)]), PolicyRef)
+        return _one(self._write([build(SetDecayRate, fields)]), PolicyRef)
 
     def map_relation(self, **fields: Any) -> PolicyRef:
         """Teach the ontology a canonical relation, its aliases and cardinality."""
-        return _one(self.execute([build(MapRelation, fields)]), PolicyRef)
+        return _one(self._write([build(MapRelation, fields)]), PolicyRef)
 
     # Queries -----------------------------------------------------------------------------
 
@@ -509,11 +524,27 @@ def _built(facts: Sequence[Any]) -> list[AssertFact]:
         raise ValidationError(f"facts{e.field}", e.value, e.rule) from e
 
 
-def _indexed(index: int, fields: Mapping[str, Any]) -> AssertFact:
+def _fact_at(index: int, fact: object) -> AssertFact:
+    """The `index`th fact of a batch given as a mapping or an AssertFact, validated."""
+    if not isinstance(fact, Mapping | AssertFact):
+        raise ValidationError(
+            f"facts[{index}]",
+            _short(fact),
+            "is not a mapping of AssertFact's fields or an AssertFact",
+        )
     try:
-        return build(AssertFact, fields)
+        if isinstance(fact, Mapping):
+            return build(AssertFact, fact)
+        [command] = validated([fact])
     except ValidationError as e:
         raise ValidationError(f"facts[{index}].{e.field}", e.value, e.rule) from e
+    assert isinstance(command, AssertFact)
+    return command
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _one(results: list[Result], kind: type[R]) -> R:

@@ -34,6 +34,7 @@ __all__ = [
     "build",
     "build_many",
     "decode_command",
+    "validated",
 ]
 
 MAX_INPUT_NAME_BYTES = 4096
@@ -148,12 +149,17 @@ Command = (
 
 C = TypeVar("C", bound=_Command)
 _AT_FIELD = re.compile(r"- at `\$\.?([^`]*)`")
+_NAME_FIELDS = ("subject", "object", "name", "entity", "alias", "speaker", "source", "target")
+_REF_FIELDS = ("actor", "episode", "ref", "reason")
 _BYTE_LIMITS = {
     "fact": MAX_FACT_BYTES,
     "summary": MAX_SUMMARY_BYTES,
     "text": MAX_TEXT_BYTES,
     "value": MAX_FACT_BYTES,
+    **dict.fromkeys(_NAME_FIELDS, MAX_INPUT_NAME_BYTES),
+    **dict.fromkeys(_REF_FIELDS, MAX_REF_BYTES),
 }
+"""Limits in UTF-8 bytes; msgspec's `max_length` on the types counts characters."""
 _command_decoder = msgspec.json.Decoder(Command)
 
 
@@ -196,6 +202,28 @@ def build_many(kind: type[C], items: Sequence[Mapping[str, Any]]) -> list[C]:
         except ValidationError as e:
             raise _at(i, e) from e
     return built
+
+
+def validated(commands: Sequence[object]) -> list[Command]:
+    """Commands made by their constructors, validated as `build` validates fields.
+
+    A struct's constructor checks neither types nor constraints (`AssertFact(confidence=5.0)`
+    is made as asked), and an event made from such a command would be appended and then fail
+    to decode on every read. A ValidationError's field starts `[index].` for more than one.
+    """
+    checked: list[Command] = []
+    for i, command in enumerate(commands):
+        try:
+            if not isinstance(command, _Command):
+                raise ValidationError(
+                    "command", _clip(repr(command)), "is not a command (AssertFact, AddAlias, ...)"
+                )
+            checked.append(build(type(command), msgspec.structs.asdict(command)))  # type: ignore[arg-type]
+        except ValidationError as e:
+            if len(commands) == 1:
+                raise
+            raise _at(i, e) from e
+    return checked
 
 
 def _at(index: int, error: ValidationError) -> ValidationError:

@@ -9,6 +9,7 @@ import msgspec
 __all__ = [
     "EDGE_TYPES",
     "MAX_FACT_BYTES",
+    "MAX_KEY_BYTES",
     "MAX_NAME_BYTES",
     "MAX_REF_BYTES",
     "MAX_RELATION_BYTES",
@@ -25,7 +26,10 @@ MAX_FACT_BYTES: Final = 2048
 MAX_SUMMARY_BYTES: Final = 2048
 MAX_TEXT_BYTES: Final = 65_536
 MAX_REF_BYTES: Final = 256
-"""Actor, episode, external reference, idempotency key and reason strings."""
+"""Actor, episode, external reference and reason strings."""
+MAX_KEY_BYTES: Final = 1024
+"""Idempotency keys (the HTTP API's bind a client's key of up to 255 characters to its
+operation and request, so they run longer than a reference)."""
 
 EDGE_TYPES: Final = ("semantic", "temporal", "causal", "entity")
 """The four MAGMA edge types, stored lowercase."""

@@ -13,7 +13,7 @@ from uuid import UUID
 
 import msgspec
 
-from apexmem.events.base import Event
+from apexmem.events.base import MAX_KEY_BYTES, Event
 from apexmem.events.catalogue import tag_of
 from apexmem.events.chain import GENESIS, links
 from apexmem.events.chainrows import (
@@ -193,6 +193,7 @@ class EventLog:
         self, cursor: Any, events: Sequence[NewEvent], key: str | None, receipt: bytes | None
     ) -> AppendResult:
         if key is not None:
+            _check_key(key)
             repeated = _repeated(_cursor_query(cursor), key)
             if repeated is not None:
                 return repeated
@@ -454,6 +455,17 @@ def _find(query: Query, stored: StoredIds, key: str) -> RecordedEvent | None:
         (value,),
     )
     return _record(*rows[0]) if rows else None
+
+
+def _check_key(key: object) -> None:
+    """An idempotency key is stored with the append and in every event's envelope (`cause`),
+    which decodes as a string: anything else would be written and then fail every read."""
+    if not isinstance(key, str) or not key:
+        raise ValidationError("idempotency_key", key, "is not a non-empty string")
+    if len(key) * 4 > MAX_KEY_BYTES and len(key.encode()) > MAX_KEY_BYTES:
+        raise ValidationError(
+            "idempotency_key", key[:57] + "...", f"is longer than {MAX_KEY_BYTES} bytes"
+        )
 
 
 def _repeated(query: Query, key: str) -> AppendResult | None:

@@ -420,6 +420,12 @@ BAD_FIELDS: list[tuple[str, object]] = [
     ("fact", "x" * 2049),
     ("fact", "é" * 1025),
     ("relation", "   "),
+    # Limits in bytes, not characters: each of these is under its limit in characters.
+    ("actor", "é" * 129),
+    ("episode", "😀" * 65),
+    ("ref", "é" * 129),
+    ("subject", "é" * 2049),
+    ("object", "😀" * 1025),
 ]
 
 

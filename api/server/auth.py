@@ -6,7 +6,8 @@ the OpenAPI document and wrong methods need the token too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -18,13 +19,14 @@ from apexmem.server.tenants import Tenants
 __all__ = ["TENANT_PREFIX", "BearerGuard", "bearer_token"]
 
 TENANT_PREFIX: Final = "/v1/tenants/"
+_SLASHES: Final = re.compile("/+")
 
 Scope = Mapping[str, Any]
 Receive = Any
 Send = Any
 
 
-def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
+def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     """The token of an `Authorization: Bearer <token>` header, if there is one."""
     for name, value in headers:
         if name.lower() == b"authorization":
@@ -53,7 +55,7 @@ class BearerGuard:
 
     def _refusal(self, scope: Scope) -> Problem | None:
         token = bearer_token(scope.get("headers", []))
-        path: str = scope.get("path", "")
+        path = _routed(scope.get("path", ""))
         if self.tenants.multi and path.startswith(TENANT_PREFIX):
             name = path[len(TENANT_PREFIX) :].split("/", 1)[0]
             try:
@@ -75,6 +77,14 @@ class BearerGuard:
             "Unauthorized",
             f"the request carries {reason}; send 'Authorization: Bearer <token>'",
         )
+
+
+def _routed(path: str) -> str:
+    """The path as the router reads it: one leading slash, no trailing one, no `//`.
+
+    (Litestar's `normalize_path`; the ASGI server has already decoded `%2F` to `/`.)
+    """
+    return "/" + _SLASHES.sub("/", path.strip("/"))
 
 
 async def _send_problem(send: Send, found: Problem, path: str) -> None:

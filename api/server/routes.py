@@ -17,6 +17,7 @@ from apexmem.recalled import Recall
 from apexmem.replay.diff import Diff
 from apexmem.replay.verify import VerifyReport
 from apexmem.results import AliasRef, MemoryStats, MessageRef, RetractRef
+from apexmem.server.auth import bearer_token
 from apexmem.server.body import StrictBody
 from apexmem.server.errors import PROBLEM_RESPONSES
 from apexmem.server.tenants import Tenant, Tenants
@@ -81,10 +82,16 @@ _READ: Final[dict[str, Any]] = {
 
 
 def _tenant(request: Request[Any, Any, Any]) -> Tenant:
+    """The memory the route names, checked against the request's token here, once routed.
+
+    The guard in front checks the path as it arrives; the router reads it normalized
+    (`//v1/tenants/x` and `/v1//tenants/x` reach tenant x), so the token is checked again
+    against the tenant the route resolved to.
+    """
     tenants: Tenants = request.app.state.tenants
     found = tenants.get(request.path_params.get("tenant", ""))
-    if found is None:  # the guard let no such request through
-        raise NotAuthorizedException("unknown tenant")
+    if found is None or not found.accepts(bearer_token(request.scope["headers"])):
+        raise NotAuthorizedException("the bearer token does not open this memory")
     return found
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from apexmem.config import SETTINGS_FILE, load_settings
-from apexmem.events.errors import ValidationError
+from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.logs import get_logger
 from apexmem.memory import Memory
 
@@ -115,7 +115,16 @@ class Tenants:
                 self.root.resolve()
             ):
                 return None
-            token = load_settings(directory).server.token
+            try:
+                token = load_settings(directory).server.token
+            except (ApexmemError, OSError) as e:
+                # Unreachable until fixed, and said only in the server's log: the error
+                # names the file and may quote the value (a token too short, say).
+                _logger.warning(
+                    "tenant.settings_refused", tenant=name, error=type(e).__name__,
+                    field=getattr(e, "field", None), rule=getattr(e, "rule", None),
+                )  # fmt: skip
+                return None
             tenant = Tenant(name, directory, token, self._opener)
             self._tenants[name] = tenant
             return tenant

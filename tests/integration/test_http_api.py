@@ -407,3 +407,47 @@ def test_a_tenant_named_with_an_encoded_separator_is_refused(root: Path) -> None
 
     assert response.status_code == 422
     assert response.json()["value"] in ("..", "../alpha", "..%2Falpha")
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1//tenants/{}/stats", "/%2Fv1/tenants/{}/stats", "/v1/tenants//{}/stats/"]
+)
+def test_a_path_the_router_normalizes_still_opens_only_the_tokens_tenant(
+    root: Path, path: str
+) -> None:
+    alpha = {"Authorization": "Bearer alpha-token-0123456789"}
+    body = {"facts": [fact("Mallory", "owns", "Beta")]}
+
+    with client_for(create_app(Tenants(root=root))) as client:
+        own = client.get(path.format("alpha"), headers=alpha)
+        crossed = client.get(path.format("beta"), headers=alpha)
+        tokenless = client.get(path.format("no-token"), headers=alpha)
+        written = client.post(
+            path.format("beta").replace("stats", "facts"), json=body, headers=alpha
+        )
+
+    assert own.status_code == 200
+    assert (crossed.status_code, tokenless.status_code, written.status_code) == (401, 401, 401)
+    assert crossed.headers["content-type"].startswith("application/problem+json")
+    with Memory.open(root / "beta") as memory:
+        assert memory.stats().graph.current_facts == 0
+
+
+def test_a_tenant_with_bad_settings_is_unreachable_and_its_settings_are_not_shown(
+    root: Path,
+) -> None:
+    make_memory(root / "zeta")
+    settings = root / "zeta" / "apexmem.toml"
+    settings.write_text(settings.read_text() + '\n[server]\ntoken = "hunter2pass"\n')
+    alpha = {"Authorization": "Bearer alpha-token-0123456789"}
+
+    with client_for(create_app(Tenants(root=root))) as client:
+        anonymous = client.get("/v1/tenants/zeta/stats")
+        schema = client.get("/v1/openapi.json", headers=alpha)
+        unknown = client.get("/nope")
+
+    assert anonymous.status_code == 401
+    assert "hunter2pass" not in anonymous.text and "apexmem.toml" not in anonymous.text
+    assert schema.status_code == 200
+    assert unknown.status_code == 401
+    assert unknown.headers["content-type"].startswith("application/problem+json")

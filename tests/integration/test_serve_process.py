@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 import socket
@@ -172,3 +174,40 @@ def test_mcp_over_stdio_serves_the_tools(tmp_path: Path) -> None:
     found = anyio.run(session)
 
     assert [f["object"] for f in found.structured_content["facts"]] == ["Acme"]
+
+
+@pytest.mark.slow
+def test_a_tenants_token_opens_no_other_tenant_by_any_spelling_of_its_path(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "tenants"
+    root.mkdir()
+    for name in ("alpha", "beta"):
+        make_memory(root).rename(root / name)
+        with (root / name / "apexmem.toml").open("a", encoding="utf-8") as settings:
+            settings.write(f'\n[server]\ntoken = "{name}-token-0123456789"\n')
+    port = free_port()
+    alpha = {"Authorization": "Bearer alpha-token-0123456789", "Content-Type": "application/json"}
+    body = json.dumps({"facts": [{"subject": "Mallory", "relation": "owns", "object": "Beta"}]})
+    statuses = {}
+
+    with running(
+        "serve", "--tenants", str(root), "--port", str(port),
+        ready=f"http://127.0.0.1:{port}/v1/openapi.json", log=tmp_path / "serve.log",
+    ):  # fmt: skip
+        for path in ("//v1/tenants/{}/facts", "/v1//tenants/{}/facts", "/%2Fv1/tenants/{}/facts"):
+            for tenant in ("alpha", "beta"):
+                # http.client sends the path as written; httpx would read `//v1` as a host.
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                connection.request("POST", path.format(tenant), body=body, headers=alpha)
+                statuses[path.format(tenant)] = connection.getresponse().status
+                connection.close()
+
+    assert statuses == {
+        **{p.format("alpha"): 200 for p in ("//v1/tenants/{}/facts", "/v1//tenants/{}/facts")},
+        "/%2Fv1/tenants/alpha/facts": 200,
+        **{p.format("beta"): 401 for p in ("//v1/tenants/{}/facts", "/v1//tenants/{}/facts")},
+        "/%2Fv1/tenants/beta/facts": 401,
+    }
+    with Memory.open(root / "beta") as memory:
+        assert memory.stats().graph.current_facts == 0

@@ -215,9 +215,12 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         try:
             results = self._write(commands, idempotency_key)
         except ValidationError as e:
-            if not e.field.startswith("["):
-                raise
-            raise ValidationError(f"facts{e.field}", e.value, e.rule) from e
+            # The write path names a lone command's field without its index.
+            if e.field.startswith("["):
+                raise ValidationError(f"facts{e.field}", e.value, e.rule) from e
+            if len(commands) == 1 and e.field != "idempotency_key":
+                raise ValidationError(f"facts[0].{e.field}", e.value, e.rule) from e
+            raise
         return [r for r in results if isinstance(r, FactRef)]
 
     def observe_entity(self, **fields: Any) -> EntityRef:

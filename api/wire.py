@@ -225,13 +225,23 @@ def _translated(
         return ValidationError(
             f"{path}.{unknown}" if path else unknown, None, "is not a known field"
         )
-    document = raw if isinstance(raw, Mapping) else msgspec.json.decode(raw)
-    value = _at(document, path)
+    value = _at(_document(raw), path)
     if "timezone" in rule:
         rule = "is a naive datetime; give a timezone, e.g. 2024-01-01T00:00:00Z"
     else:
         rule = f"is invalid: {rule[0].lower()}{rule[1:]}" if rule else "is invalid"
     return ValidationError(path or "body", value, rule)
+
+
+def _document(raw: bytes | str | Mapping[str, Any]) -> object:
+    """The request as plain values, to find the bad one in (None if even that fails: a
+    number beyond a float's range fails untyped decoding too)."""
+    if isinstance(raw, Mapping):
+        return raw
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
 
 
 def _at(document: object, path: str) -> object:

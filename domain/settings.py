@@ -11,6 +11,7 @@ import msgspec
 from apexmem.events.errors import ValidationError
 
 __all__ = [
+    "TOKEN_PATTERN",
     "ActivationSettings",
     "BeliefRevisionSettings",
     "GraphSettings",
@@ -24,6 +25,8 @@ __all__ = [
     "parse_settings",
 ]
 
+TOKEN_PATTERN = "^[!-~]{16,512}$"
+"""A bearer token: 16 to 512 visible ASCII characters."""
 _Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 _UnitOpen = Annotated[float, msgspec.Meta(gt=0.0, le=1.0)]
 _NonNegative = Annotated[int, msgspec.Meta(ge=0)]
@@ -151,9 +154,10 @@ class MemorySettings(_Section, frozen=True, kw_only=True):
 class ServerSettings(_Section, frozen=True, kw_only=True):
     """`[server]`: `apexmem serve` and `apexmem mcp` over this memory."""
 
-    token: Annotated[str, msgspec.Meta(min_length=16, max_length=512)] | None = None
+    token: Annotated[str, msgspec.Meta(pattern=TOKEN_PATTERN)] | None = None
     """The bearer token every request must carry (`APEXMEM_TOKEN` overrides it); under
-    `apexmem serve --tenants ROOT`, each tenant's own token."""
+    `apexmem serve --tenants ROOT`, each tenant's own token: 16 to 512 visible ASCII
+    characters (an `Authorization` header carries no others, and no spaces around it)."""
 
 
 class Settings(_Section, frozen=True, kw_only=True):

@@ -6,6 +6,9 @@ imports them from here (and `apexmem` re-exports them).
 
 from __future__ import annotations
 
+from datetime import datetime
+from uuid import UUID
+
 __all__ = [
     "ApexmemError",
     "ConcurrencyError",
@@ -42,5 +45,8 @@ class IntegrityViolation(ApexmemError):
 
 
 def _show(value: object) -> str:
-    text = repr(value)
+    """The value as a message shows it: times and ids as written (ISO 8601, hex), the rest
+    as Python would print it, cut to 80 characters."""
+    shown = value.isoformat() if isinstance(value, datetime) else value
+    text = repr(str(shown) if isinstance(shown, UUID) else shown)
     return text if len(text) <= 80 else text[:77] + "..."

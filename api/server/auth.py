@@ -49,7 +49,7 @@ class BearerGuard:
             return
         refusal = self._refusal(scope)
         if refusal is None:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, _problems_only(send, scope.get("path", "")))
             return
         await _send_problem(send, refusal, scope.get("path", ""))
 
@@ -85,6 +85,31 @@ def _routed(path: str) -> str:
     (Litestar's `normalize_path`; the ASGI server has already decoded `%2F` to `/`.)
     """
     return "/" + _SLASHES.sub("/", path.strip("/"))
+
+
+def _problems_only(send: Send, path: str) -> Send:
+    """`send`, with an HTML error page of the framework's (the OpenAPI router answers any
+    unknown GET under /v1 with one) replaced by the problem document every error gets."""
+    replaced = False
+
+    async def sending(message: Mapping[str, Any]) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and _html_error(message):
+            replaced = True
+            status = message["status"]
+            kind, title = ("not-found", "Not found") if status == 404 else (str(status), "Error")
+            await _send_problem(send, problem(status, kind, title, f"no route {path}"), path)
+        elif not (replaced and message["type"] == "http.response.body"):
+            await send(message)
+
+    return sending
+
+
+def _html_error(start: Mapping[str, Any]) -> bool:
+    if start["status"] < 400:
+        return False
+    types = [v for k, v in start.get("headers", []) if k.lower() == b"content-type"]
+    return any(t.startswith(b"text/html") for t in types)
 
 
 async def _send_problem(send: Send, found: Problem, path: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Final
@@ -11,6 +12,7 @@ from typing import Final
 import msgspec
 
 from apexmem.config import load_settings
+from apexmem.domain.settings import TOKEN_PATTERN
 from apexmem.events.errors import ApexmemError, ValidationError
 
 __all__ = [
@@ -56,9 +58,11 @@ def resolve_token(directory: Path, host: str) -> tuple[str, bool]:
     """
     configured = os.environ.get("APEXMEM_TOKEN") or load_settings(directory).server.token
     if configured is not None:
-        if len(configured) < MIN_TOKEN_LENGTH:
+        if not re.fullmatch(TOKEN_PATTERN, configured):
             raise ValidationError(
-                "APEXMEM_TOKEN", "<hidden>", f"is shorter than {MIN_TOKEN_LENGTH} characters"
+                "APEXMEM_TOKEN",
+                "<hidden>",
+                f"is not {MIN_TOKEN_LENGTH} to 512 visible ASCII characters (no spaces)",
             )
         return configured, False
     if not is_loopback(host):

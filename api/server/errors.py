@@ -25,9 +25,12 @@ __all__ = ["PROBLEM_RESPONSES", "exception_handlers"]
 _logger = get_logger()
 
 
-def _respond(request: Request[Any, Any, Any], found: Problem) -> Response[bytes]:
+def _respond(
+    request: Request[Any, Any, Any], found: Problem, headers: dict[str, str] | None = None
+) -> Response[bytes]:
     placed = msgspec.structs.replace(found, instance=request.url.path)
-    headers = {"WWW-Authenticate": 'Bearer realm="apexmem"'} if found.status == 401 else None
+    if found.status == 401:
+        headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="apexmem"'}
     return Response(
         encode_problem(placed), status_code=found.status, media_type=MEDIA_TYPE, headers=headers
     )
@@ -92,7 +95,9 @@ _HTTP_KINDS: Final = {
 def _http(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
     assert isinstance(error, HTTPException)
     kind, title = _HTTP_KINDS.get(error.status_code, (str(error.status_code), "HTTP error"))
-    return _respond(request, problem(error.status_code, kind, title, str(error.detail)))
+    # The framework's headers stay (a 405's `Allow`, say).
+    headers = {str(k): str(v) for k, v in (error.headers or {}).items()}
+    return _respond(request, problem(error.status_code, kind, title, str(error.detail)), headers)
 
 
 def _internal(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:

@@ -13,6 +13,7 @@ __all__ = ["MEDIA_TYPE", "Problem", "encode_problem", "problem"]
 
 MEDIA_TYPE: Final = "application/problem+json"
 _TYPE: Final = "urn:apexmem:problem:"
+_VALUE_CHARS: Final = 200
 
 
 class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -35,8 +36,21 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 def problem(status: int, kind: str, title: str, detail: str, **extra: Any) -> Problem:
-    """A problem of `kind` (validation, not-found, ...) with HTTP `status`."""
+    """A problem of `kind` (validation, not-found, ...) with HTTP `status`.
+
+    A `value` longer than 200 characters of JSON (a whole array of facts, a long query) is
+    shown by its start, as text ending in "...".
+    """
+    if extra.get("value") is not None:
+        extra["value"] = _clipped(extra["value"])
     return Problem(type=_TYPE + kind, title=title, status=status, detail=detail, **extra)
+
+
+def _clipped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= _VALUE_CHARS else value[: _VALUE_CHARS - 3] + "..."
+    text = msgspec.json.encode(value, enc_hook=str).decode()
+    return value if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 3] + "..."
 
 
 def encode_problem(found: Problem) -> bytes:

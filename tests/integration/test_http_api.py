@@ -12,9 +12,10 @@ from typing import Any, Final
 import pytest
 from litestar.testing import TestClient
 
-from apexmem import Memory
+from apexmem import Memory, ValidationError, parse_settings
 from apexmem.server.app import create_app
 from apexmem.server.auth import BearerGuard
+from apexmem.server.config import resolve_token
 from apexmem.server.tenants import Tenants
 
 TOKEN: Final = "test-token-0123456789"
@@ -137,6 +138,11 @@ def test_rules_checked_after_decoding_are_problems_too_and_write_nothing(
             b'{"facts": [{"subject": "Al", "relation": "r", "valid_from": "2024-01-01T00:00:00"}]}',
             "facts[0].valid_from",
             "is a naive datetime; give a timezone, e.g. 2024-01-01T00:00:00Z",
+        ),
+        (
+            b'{"facts": [{"subject": "Alice", "relation": "r", "confidence": 1e400}]}',
+            "facts[0].confidence",
+            "is invalid: number out of range",
         ),
     ],
 )
@@ -451,3 +457,56 @@ def test_a_tenant_with_bad_settings_is_unreachable_and_its_settings_are_not_show
     assert schema.status_code == 200
     assert unknown.status_code == 401
     assert unknown.headers["content-type"].startswith("application/problem+json")
+
+
+def test_a_long_bad_value_is_shown_by_its_start(client: TestClient[Any]) -> None:
+    body = {"facts": [fact("Alice", "works_at", f"Acme {i}") for i in range(1_001)]}
+
+    response = client.post("/v1/facts", json=body, headers=AUTH)
+
+    problem = response.json()
+    assert (response.status_code, problem["field"]) == (422, "facts")
+    assert len(problem["value"]) == 200 and problem["value"].endswith("...")
+    assert len(response.content) < 1_000
+
+
+@pytest.mark.parametrize("path", ["/v1/nope", "/v1/openapi", "/nope"])
+def test_an_unknown_path_is_a_not_found_problem(client: TestClient[Any], path: str) -> None:
+    response = client.get(path, headers=AUTH)
+
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["type"] == "urn:apexmem:problem:not-found"
+
+
+def test_a_wrong_method_is_a_problem_that_says_which_methods_are_allowed(
+    client: TestClient[Any],
+) -> None:
+    response = client.delete("/v1/facts", headers=AUTH)
+
+    assert response.status_code == 405
+    assert response.headers["content-type"] == "application/problem+json"
+    assert {"GET", "POST"} <= {m.strip() for m in response.headers["allow"].split(",")}
+
+
+@pytest.mark.parametrize(
+    "token", [" " * 16, " lead-space-token-0123", "tab\ttoken-0123456789", "é" * 16]
+)
+def test_a_token_a_client_could_never_send_is_refused_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    directory = make_memory(tmp_path / "mem")
+    monkeypatch.setenv("APEXMEM_TOKEN", token)
+
+    with pytest.raises(ValidationError) as caught:
+        resolve_token(directory, "0.0.0.0")
+
+    assert caught.value.field == "APEXMEM_TOKEN"
+    assert token not in str(caught.value)
+
+
+def test_a_settings_token_with_a_space_is_refused() -> None:
+    with pytest.raises(ValidationError) as caught:
+        parse_settings('[server]\ntoken = "has a space in it 0123"\n')
+
+    assert caught.value.field == "server.token"

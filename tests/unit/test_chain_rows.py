@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import tempfile
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import UUID
@@ -233,6 +234,11 @@ def test_verify_while_another_writer_appends_finds_nothing_wrong(tmp_path: Path)
     thread.start()
     try:
         reports = [verify(reader) for _ in range(50)]
+        # On a busy machine the writer may not have run yet: verify until it has.
+        deadline = time.monotonic() + 30
+        while reports[-1].events_checked == reports[0].events_checked:
+            assert time.monotonic() < deadline, "the writer never appended"
+            reports.append(verify(reader))
     finally:
         done.set()
         thread.join()

@@ -450,7 +450,7 @@ def test_a_bad_field_raises_a_validation_error_naming_it_and_writes_nothing(
     assert isinstance(error, ApexmemError)
     assert error.field == field
     assert str(error).startswith(f"{field}: ")
-    shown = repr(value)
+    shown = repr(value.isoformat() if isinstance(value, datetime) else value)
     assert shown[:40] in str(error)
     assert same(error.value, value) or (isinstance(value, str) and len(value) > 60)
     assert memory.log.last_position() == position

@@ -460,8 +460,8 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         if len(given) != 1:
             raise ValidationError(
                 "history",
-                ", ".join(given) or "nothing",
-                "given; pass exactly one of fact, entity, slot",
+                given,
+                "names what to show by exactly one of fact, entity and slot",
             )
         if fact is not None:
             found = self.log.find(f"fact:{_uuid('fact', fact)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 import msgspec
@@ -60,7 +61,12 @@ def _framework_validation(request: Request[Any, Any, Any], error: Exception) -> 
     field = str(first.get("key", "request"))
     rule = str(first.get("message", error.detail))
     value = request.query_params.get(field, request.headers.get(field))
-    rule = f"is invalid: {rule[0].lower()}{rule[1:]}" if rule else "is invalid"
+    if missing := _MISSING.search(rule):
+        field, rule = missing.group(1), "is required"
+    elif field == "data":  # the body, absent or not an object
+        field, rule = "body", "is required: a JSON object"
+    else:
+        rule = f"is invalid: {rule[0].lower()}{rule[1:]}" if rule else "is invalid"
     detail = f"{field}: {value!r} {rule}"
     return _respond(
         request,
@@ -68,6 +74,7 @@ def _framework_validation(request: Request[Any, Any, Any], error: Exception) -> 
     )
 
 
+_MISSING: Final = re.compile(r"[Mm]issing required \w+ parameter '([^']+)'")
 _APEXMEM: Final = (
     (NotFoundError, 404, "not-found", "Not found"),
     (ConcurrencyError, 409, "conflict", "Conflicting write"),

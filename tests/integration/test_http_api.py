@@ -510,3 +510,25 @@ def test_a_settings_token_with_a_space_is_refused() -> None:
         parse_settings('[server]\ntoken = "has a space in it 0123"\n')
 
     assert caught.value.field == "server.token"
+
+
+@pytest.mark.parametrize(
+    ("path", "field"), [("/v1/diff?since=2024-01-01T00:00:00Z", "until"), ("/v1/traverse", "start")]
+)
+def test_a_missing_query_parameter_is_named_as_required(
+    client: TestClient[Any], path: str, field: str
+) -> None:
+    response = client.get(path, headers=AUTH)
+
+    assert response.status_code == 422
+    assert (response.json()["field"], response.json()["rule"]) == (field, "is required")
+
+
+def test_a_write_without_a_body_says_the_body_is_required(client: TestClient[Any]) -> None:
+    response = client.post("/v1/facts", headers={**AUTH, "content-type": "application/json"})
+
+    assert response.status_code == 422
+    assert (response.json()["field"], response.json()["rule"]) == (
+        "body",
+        "is required: a JSON object",
+    )

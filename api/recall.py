@@ -13,6 +13,7 @@ the work early with what was found, marked as cut short.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from time import monotonic
@@ -130,10 +131,10 @@ class Recaller:
             known_at=known_at,
             explicit=explicit or [],
             walked=walked,
-            deadline=monotonic() + budget / 1000.0,
+            deadline=math.inf,  # set once the fixed costs before the search are paid
             weights=self._weights(),
         )
-        vector = self._embed(query)
+        vector = self._embed(query)  # the first one in a process loads the model
         with self._store.read() as connection:
             if not include_faded:
                 run.fading = fading_at(
@@ -145,6 +146,7 @@ class Recaller:
             if vector is not None:  # a missing or stale index is built outside the budget
                 assert self._similarity is not None
                 self._similarity.index.sync(connection)
+            run.deadline = monotonic() + budget / 1000.0
             with time_limited(connection, run.out_of_time):  # a slow statement is stopped too
                 self._full_text(connection, run)
                 if vector is not None and not run.out_of_time():

@@ -5,7 +5,8 @@ Real SQLite, FTS5 and FAISS; the hashing embedder stands in for WordLlama (deter
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -272,3 +273,28 @@ def test_a_fact_and_the_message_it_came_from_count_once(memory: Memory) -> None:
 def test_running_text_is_matched_by_its_stem(memory: Memory) -> None:
     memory.record_message(episode="c", speaker="Mel", text="I love painting sunsets")
     assert [h.text for h in memory.recall("Has Mel painted?")] == ["I love painting sunsets"]
+
+
+class SlowToLoad(HashingEmbedder):
+    """The hashing embedder, with a model load of 0.3 s before its first question."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded = False
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        if not self.loaded and texts == ["Where does Alice work?"]:
+            time.sleep(0.3)
+            self.loaded = True
+        return super().embed(texts)
+
+
+def test_loading_the_model_for_the_first_question_does_not_count_against_the_budget(
+    tmp_path: Path,
+) -> None:
+    settings, _ = parse_settings("[memory.graph.spreading_activation]\nrecall_timeout_ms = 200\n")
+    with Memory.open(tmp_path / "mem", settings=settings, embedder=SlowToLoad()) as memory:
+        memory.assert_fact(subject="Alice", relation="works_at", object="Acme")
+        found = memory.recall("Where does Alice work?")
+    assert not found.cut_short
+    assert [h.text for h in found] == ["Alice works_at Acme"]

@@ -97,6 +97,9 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
             directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous, clock=clock
         )
         self.store = ReadModelStore(directory / READMODELS_FILE)
+        if self.store.set_aside is not None:
+            kept, error = self.store.set_aside
+            _logger.warning("readmodels.damaged", kept=str(kept), error=error, rebuilding=True)
         self.runner = Runner(self.log, self.store, batch_size=settings.memory.projection.batch_size)
         self.similarity: Similarity | None = None
         """The vector side (None when `[memory.vectors] enabled = false`)."""

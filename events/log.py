@@ -28,10 +28,23 @@ from apexmem.events.chainrows import (
 from apexmem.events.checkpoint import Checkpointer
 from apexmem.events.codec import Stored, decode, encode
 from apexmem.events.episode import MessageRecorded
-from apexmem.events.errors import ApexmemError, ConcurrencyError, ValidationError
+from apexmem.events.errors import (
+    ApexmemError,
+    ConcurrencyError,
+    IntegrityViolation,
+    ValidationError,
+)
 from apexmem.events.fact import FactAsserted
 from apexmem.events.located import locates, location
-from apexmem.events.sqlite import EVENTS_TABLE, Datastore, Recorder, Row, Synchronous, blobs
+from apexmem.events.sqlite import (
+    EVENTS_TABLE,
+    Datastore,
+    Recorder,
+    Row,
+    Synchronous,
+    blobs,
+    is_damaged,
+)
 from apexmem.events.storedids import BINARY, IdFormat, StoredIds, parse_stream, stream_text
 from apexmem.events.timeutil import from_micros, to_micros
 
@@ -164,7 +177,15 @@ class EventLog:
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
         self._datastore = Datastore(str(self.path), synchronous=synchronous)
         self._recorder = Recorder(self._datastore, ids=ids)
-        self._recorder.create_table()
+        try:
+            self._recorder.create_table()
+        except Exception as e:
+            self._datastore.close()
+            if is_damaged(e):
+                raise IntegrityViolation(
+                    f"{self.path} is damaged and cannot be read ({e}); restore it from a copy"
+                ) from e
+            raise
         self.ids: StoredIds = self._recorder.ids
         """How this file stores stream ids and lookup keys."""
         self._checkpointer = Checkpointer(str(self.path), synchronous=synchronous)

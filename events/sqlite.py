@@ -27,6 +27,7 @@ __all__ = [
     "Row",
     "Synchronous",
     "blobs",
+    "is_damaged",
 ]
 
 Synchronous = Literal["NORMAL", "FULL"]
@@ -53,6 +54,18 @@ def blobs(values: Iterable[bytes]) -> Iterator[bytearray]:
     event, about 5% of a batched append's instructions); the copy costs ~0.1 µs.
     """
     return map(bytearray, values)
+
+
+def is_damaged(error: BaseException) -> bool:
+    """Whether `error` (or what it wraps) is SQLite finding a file damaged or not a database
+    at all, rather than busy, locked or full."""
+    while error is not None:
+        if isinstance(error, sqlite3.DatabaseError) and getattr(
+            error, "sqlite_errorcode", None
+        ) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+            return True
+        error = getattr(error, "orig", None) or error.__cause__  # type: ignore[assignment]
+    return False
 
 
 _STATEMENT_CACHE: Final = 64

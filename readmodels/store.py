@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -15,6 +16,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.schema import CreateIndex, DropIndex
 
 from apexmem.events.errors import ApexmemError
+from apexmem.events.sqlite import is_damaged
 from apexmem.readmodels import fulltext
 from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared
@@ -41,7 +43,22 @@ class ReadModelStore:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self.set_aside: tuple[Path, str] | None = None
+        """Where a damaged file found on open was moved, and SQLite's error (else None)."""
         self.engine = _engine(self.path)
+        try:
+            self._create()
+        except Exception as e:
+            if not is_damaged(e):
+                raise
+            # Read models are derived: keep the damaged file for a look, start empty, and
+            # the runners project the whole log again.
+            self.engine.dispose()
+            self.set_aside = (_set_aside(self.path), str(e))
+            self.engine = _engine(self.path)
+            self._create()
+
+    def _create(self) -> None:
         metadata.create_all(self.engine)
         with self.engine.begin() as connection:  # a bulk load cut short leaves them out
             self.create_indexes(connection)
@@ -159,6 +176,16 @@ def dump(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
 
 _STATEMENT_CACHE: Final = 2048
 """Compiled statements kept per read-model connection (a few MB at most)."""
+
+
+def _set_aside(path: Path) -> Path:
+    """Move a damaged database and its WAL files to `<name>.damaged-<UTC time>`."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    aside = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        with suppress(FileNotFoundError):  # another process may have moved it first
+            Path(f"{path}{suffix}").rename(f"{aside}{suffix}")
+    return aside
 
 
 def _engine(path: Path) -> Engine:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from uuid import UUID
 
 import msgspec
 
 from apexmem.events.chain import GENESIS, link
 from apexmem.events.log import EventLog, RawRecord
+from apexmem.events.sqlite import is_damaged
 
 __all__ = ["VerifyReport", "verify"]
 
@@ -28,19 +30,29 @@ def verify(log: EventLog) -> VerifyReport:
     chain = GENESIS
     checked = 0
     last_time = 0
-    for record in log.raw_records():
-        problem = record.problem or _problem(record, chain, last_time)
-        if problem is not None:
-            return VerifyReport(
-                ok=False,
-                events_checked=checked,
-                first_bad_position=record.position,
-                reason=problem,
-            )
-        assert record.chain is not None and record.recorded_at is not None
-        chain = record.chain
-        last_time = record.recorded_at
-        checked += 1
+    try:
+        for record in log.raw_records():
+            problem = record.problem or _problem(record, chain, last_time)
+            if problem is not None:
+                return VerifyReport(
+                    ok=False,
+                    events_checked=checked,
+                    first_bad_position=record.position,
+                    reason=problem,
+                )
+            assert record.chain is not None and record.recorded_at is not None
+            chain = record.chain
+            last_time = record.recorded_at
+            checked += 1
+    except sqlite3.DatabaseError as e:
+        if not is_damaged(e):
+            raise
+        return VerifyReport(  # SQLite cannot read on: the next position is the first unread
+            ok=False,
+            events_checked=checked,
+            first_bad_position=checked + 1,
+            reason=f"the file is damaged and SQLite cannot read on ({e})",
+        )
     return VerifyReport(ok=True, events_checked=checked, head=chain.hex() if checked else None)
 
 

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 from uuid import UUID
 
+from apexmem.arguments import checked_text, uuid_of
 from apexmem.backfill import Backfilling
 from apexmem.config import EVENTS_FILE, READMODELS_FILE, home, load_settings
 from apexmem.domain.commands import (
@@ -289,9 +290,11 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         Cosine similarity of embeddings, answered by the FAISS index; needs
         `[memory.vectors] enabled` (the default).
         """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValidationError("k", k, "is not a count: an int, 0 or more")
         similarity = self._similarity()
         self._ready()
-        return similarity.similar(text, kind=kind, k=k)
+        return similarity.similar(checked_text("text", text), kind=kind, k=k)
 
     def recall(
         self,
@@ -560,9 +563,4 @@ def _one(results: list[Result], kind: type[R]) -> R:
 
 
 def _uuid(field: str, value: UUID | str) -> UUID:
-    if isinstance(value, UUID):
-        return value
-    try:
-        return UUID(value)
-    except ValueError as e:
-        raise ValidationError(field, value, "is not a UUID") from e
+    return uuid_of(field, value)

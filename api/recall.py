@@ -24,6 +24,7 @@ import msgspec
 import numpy as np
 from sqlalchemy import Connection
 
+from apexmem.arguments import checked_text
 from apexmem.domain.names import cut_utf8
 from apexmem.domain.recall import (
     EDGE_TYPE_WEIGHTS,
@@ -112,6 +113,7 @@ class Recaller:
         Faded facts (decayed confidence under 0.1, measured at `known_at`, else now) are
         left out unless `include_faded`.
         """
+        checked_text("query", query)
         graph = self._settings.memory.graph
         activation = graph.spreading_activation
         chosen_mode = _mode(mode, "activation" if activation.enabled else "bfs")

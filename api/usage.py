@@ -15,6 +15,7 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.arguments import uuid_of
 from apexmem.domain.identities import USAGE_ID
 from apexmem.domain.settings import Settings
 from apexmem.events.errors import ApexmemError
@@ -102,7 +103,7 @@ class UsageUpkeep:
     def retrieval_counts(self, fact_ids: Iterable[UUID | str]) -> dict[UUID, float]:
         """How often recalls returned each of these fact versions, after the decay passes
         (facts never returned are left out). Usage held for a batch is recorded first."""
-        ids = [f if isinstance(f, UUID) else UUID(f) for f in fact_ids]
+        ids = [uuid_of(f"fact_ids[{i}]", f) for i, f in enumerate(fact_ids)]
         if self.read_only is None:
             self._record_usage()
         self._ready()

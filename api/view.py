@@ -14,6 +14,7 @@ from typing import Final
 
 from sqlalchemy import Connection
 
+from apexmem.arguments import checked_text
 from apexmem.domain.names import normalize_relation
 from apexmem.domain.ontology import Ontology
 from apexmem.domain.times import parse_time
@@ -63,6 +64,10 @@ def as_time(field: str, value: TimeArg) -> datetime | None:
         return None
     if isinstance(value, str):
         return parse_time(field, value)
+    if not isinstance(value, datetime):
+        raise ValidationError(
+            field, value, "is not a time: give a datetime with a timezone, or ISO 8601 text"
+        )
     return require_aware(field, value)
 
 
@@ -115,6 +120,8 @@ class View:
 
         Without a query: every entity, in name order, up to `limit`.
         """
+        if query is not None:
+            checked_text("query", query)
         self._ready()
         with self._store.read() as connection:
             if query is None:
@@ -135,6 +142,7 @@ class View:
     ) -> list[FactRow]:
         """Believed facts with the entity as subject or object (open-ended ones by default;
         faded ones only with `include_faded`)."""
+        checked_text("entity", entity)
         self._ready()
         with self._store.read() as connection:
             return facts_about(
@@ -151,6 +159,7 @@ class View:
     ) -> list[FactRow]:
         """Edges (facts between two entities) touching the entity and valid at `at` (faded
         ones only with `include_faded`)."""
+        checked_text("entity", entity)
         self._ready()
         when = as_time("at", at)
         with self._store.read() as connection:
@@ -176,6 +185,7 @@ class View:
     ) -> Subgraph:
         """Entities within `max_hops` of `start` over believed edges (of `edge_types`, if given;
         faded ones only with `include_faded`)."""
+        checked_text("start", start)
         if max_hops < 0:
             raise ValidationError("max_hops", max_hops, "must be 0 or more")
         types = [parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(edge_types)]
@@ -206,6 +216,8 @@ class View:
         self, *, subject: str, relation: str, limit: int | None = None
     ) -> list[FactRow]:
         """Every version of the subject's `relation` facts (ontology-mapped), newest first."""
+        checked_text("subject", subject)
+        checked_text("relation", relation)
         self._ready()
         raw = normalize_relation("relation", relation)
         canonical = self._ontology().resolve(raw).canonical
@@ -226,6 +238,7 @@ class View:
         message was found to name; an entity merged into this one brings its episodes.
         Unknown names give an empty list.
         """
+        checked_text("entity", entity)
         self._ready()
         with self._store.read() as connection:
             found = find_entities(
@@ -236,6 +249,7 @@ class View:
 
     def search_entities(self, query: str, *, limit: int = 20) -> list[EntityHit]:
         """Entities whose names or summary hold every word of `query` (as prefixes), best first."""
+        checked_text("query", query)
         self._ready()
         with self._store.read() as connection:
             return search_entities(connection, query, known_at=self.known_at, limit=limit)
@@ -251,6 +265,7 @@ class View:
     ) -> list[FactHit]:
         """Believed facts whose sentence holds every word of `query` (as prefixes), best first
         (faded ones only with `include_faded`)."""
+        checked_text("query", query)
         types = [parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(edge_types)]
         self._ready()
         when = self._valid(valid_at)
@@ -267,6 +282,7 @@ class View:
 
     def search_messages(self, query: str, *, limit: int = 20) -> list[MessageHit]:
         """Messages whose text holds every word of `query` (as prefixes), best first."""
+        checked_text("query", query)
         self._ready()
         with self._store.read() as connection:
             return search_messages(connection, query, known_at=self.known_at, limit=limit)

@@ -41,14 +41,11 @@ def evict(state: State, *, dry_run: bool, show: int) -> None:
     console.print(
         f"{verb}: {report.expired} expired fact versions, {report.orphans} orphan entities, "
         f"{report.capped} past max_entities (entities and their facts)",
-        markup=False,
     )
     for fact in report.facts[:show]:
-        console.print(f"  fact {fact.fact_id}  {fact.fact}  ({fact.reason})", markup=False)
+        console.print(f"  fact {fact.fact_id}  {fact.fact}  ({fact.reason})")
     for entity in report.entities[:show]:
-        console.print(
-            f"  entity {entity.name} ({entity.entity_type})  ({entity.reason})", markup=False
-        )
+        console.print(f"  entity {entity.name} ({entity.entity_type})  ({entity.reason})")
     hidden = max(len(report.facts) - show, 0) + max(len(report.entities) - show, 0)
     if hidden:
-        console.print(f"  ... and {hidden} more (--show N, or --json for all)", markup=False)
+        console.print(f"  ... and {hidden} more (--show N, or --json for all)")

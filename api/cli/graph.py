@@ -8,7 +8,7 @@ from datetime import datetime
 import click
 from rich.table import Table
 
-from apexmem.cli.params import to_time
+from apexmem.cli.params import COUNT, to_time
 from apexmem.cli.state import State, no_entity, pass_state
 from apexmem.domain.types import ENTITY_TYPES
 from apexmem.events.base import EDGE_TYPES
@@ -24,9 +24,7 @@ __all__ = ["communities", "decay_rate", "episodes"]
     is_flag=True,
     help="First place entities in no community by their neighbours' votes (between detections).",
 )
-@click.option(
-    "--limit", default=50, show_default=True, type=click.IntRange(min=1), help="At most this many."
-)
+@click.option("--limit", default=50, show_default=True, type=COUNT, help="At most this many.")
 @click.option(
     "--top",
     default=5,
@@ -63,14 +61,13 @@ def communities(state: State, *, detect: bool, assign: bool, limit: int, top: in
             f"and {detection.edges} edges: {detection.formed} formed and summarized "
             f"({detection.summarizer}), {detection.unchanged} unchanged, "
             f"{detection.dissolved} dissolved",
-            markup=False,
         )
     if assignment is not None:
-        console.print(f"assigned {len(assignment.placed)} entities by vote", markup=False)
+        console.print(f"assigned {len(assignment.placed)} entities by vote")
     if rows:
         console.print(communities_table(rows))
     else:
-        console.print("no communities (run `apexmem communities --detect`)", markup=False)
+        console.print("no communities (run `apexmem communities --detect`)")
 
 
 @click.command()
@@ -108,7 +105,7 @@ def episodes(
     elif rows:
         console.print(episodes_table(rows, f"episodes that mentioned {name}"))
     else:
-        console.print(f"no episode mentioned {name}", markup=False)
+        console.print(f"no episode mentioned {name}")
 
 
 @click.command(name="decay-rate")

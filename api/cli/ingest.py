@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterable, Iterator
 from typing import Final
 
 import msgspec
 
 from apexmem.domain.commands import Command, decode_command
-from apexmem.events.errors import ApexmemError
+from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.memory import Memory
 
 __all__ = ["IngestReport", "LineError", "ingest"]
@@ -31,18 +32,20 @@ class IngestReport(msgspec.Struct, kw_only=True):
     failed: list[LineError] = []
 
 
-def ingest(memory: Memory, lines: Iterable[str], report: IngestReport) -> Iterator[int]:
+def ingest(memory: Memory, lines: Iterable[bytes], report: IngestReport) -> Iterator[int]:
     """Apply JSON-lines commands in atomic chunks; yields after each line for progress.
 
-    A chunk that fails as a whole is retried one command at a time, so one bad command
-    costs only its own line.
+    Each line is decoded as UTF-8 on its own, so a line that is not costs only itself; a
+    byte-order mark before the first line is ignored. A chunk that fails as a whole is
+    retried one command at a time, so one bad command costs only its own line.
     """
     chunk: list[tuple[int, Command]] = []
-    for number, line in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=1):
         report.lines = number
+        line = raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw
         if line.strip():
             try:
-                chunk.append((number, decode_command(line)))
+                chunk.append((number, decode_command(_text(line))))
             except ApexmemError as e:
                 report.failed.append(LineError(number, str(e)))
         if len(chunk) >= _CHUNK:
@@ -50,6 +53,15 @@ def ingest(memory: Memory, lines: Iterable[str], report: IngestReport) -> Iterat
             chunk = []
         yield number
     _apply(memory, chunk, report)
+
+
+def _text(line: bytes) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        shown = line.rstrip(b"\r\n").decode("utf-8", errors="replace")
+        rule = f"is not UTF-8 (byte {e.start + 1} is 0x{line[e.start]:02x}: {e.reason})"
+        raise ValidationError("line", shown, rule) from e
 
 
 def _apply(memory: Memory, chunk: list[tuple[int, Command]], report: IngestReport) -> None:

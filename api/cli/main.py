@@ -6,7 +6,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 import click
 
@@ -14,14 +14,15 @@ from apexmem.cli.backfill import backfill
 from apexmem.cli.evict import evict
 from apexmem.cli.graph import communities, decay_rate, episodes
 from apexmem.cli.merges import link_notes, merges
+from apexmem.cli.params import COUNT, POSITION
 from apexmem.cli.projection import project, rebuild, stats
 from apexmem.cli.query import entities, facts, traverse
 from apexmem.cli.recall import recall
 from apexmem.cli.serving import mcp_command, serve
-from apexmem.cli.state import State, accept_global_options, no_entity
+from apexmem.cli.state import State, accept_global_options, no_entity, usable_directory
 from apexmem.cli.timetravel import diff, replay
 from apexmem.cli.usage import decay_usage
-from apexmem.config import EVENTS_FILE, SETTINGS_FILE, home
+from apexmem.config import EVENTS_FILE, SETTINGS_FILE
 from apexmem.domain.types import ENTITY_TYPES
 from apexmem.events.errors import ApexmemError, NotFoundError
 
@@ -52,7 +53,7 @@ def init(state: State) -> None:
     """
     from apexmem.domain.settings import Settings
 
-    directory = home(state.db)
+    directory = state.directory()
     with state.open() as memory:
         if memory.read_only is not None:
             raise ApexmemError(f"{directory} is read-only: {memory.read_only}")
@@ -70,12 +71,13 @@ def init(state: State) -> None:
 
 
 @cli.command()
-@click.argument("source", type=click.File("r", encoding="utf-8"), metavar="FILE|-")
+@click.argument("source", type=click.File("rb"), metavar="FILE|-")
 @click.pass_obj
-def ingest(state: State, source: TextIO) -> None:
+def ingest(state: State, source: BinaryIO) -> None:
     """Apply JSON-lines commands (one per line, tagged by "op"); bad lines are reported.
 
-    Good lines are kept; the exit status is 1 if any line failed.
+    Good lines are kept; the exit status is 1 if any line failed (a line that is not UTF-8
+    too). A byte-order mark at the start is ignored.
 
     Example: echo '{"op":"assert","subject":"Alice","subject_type":"person",
     "relation":"works_at","object":"Acme","object_type":"organization"}' | apexmem ingest -
@@ -100,7 +102,7 @@ def ingest(state: State, source: TextIO) -> None:
         from apexmem.cli.render import console, errors
 
         for failure in report.failed:
-            errors.print(f"line {failure.line}: {failure.error}", markup=False)
+            errors.print(f"line {failure.line}: {failure.error}")
         console.print(
             f"{report.lines} lines, {report.applied} applied, {len(report.failed)} failed"
         )
@@ -108,14 +110,14 @@ def ingest(state: State, source: TextIO) -> None:
         sys.exit(1)
 
 
-def _size(source: TextIO) -> int | None:
+def _size(source: BinaryIO) -> int | None:
     try:
         return os.fstat(source.fileno()).st_size or None
     except (OSError, ValueError):
         return None
 
 
-def _with_progress(steps: Any, source: TextIO, size: int) -> None:
+def _with_progress(steps: Any, source: BinaryIO, size: int) -> None:
     from rich.progress import Progress
 
     from apexmem.cli.render import errors
@@ -123,14 +125,14 @@ def _with_progress(steps: Any, source: TextIO, size: int) -> None:
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task("ingesting", total=size)
         for _ in steps:
-            progress.update(
-                task, completed=source.buffer.tell() if hasattr(source, "buffer") else 0
-            )
+            progress.update(task, completed=source.tell())
 
 
 @cli.command(name="log")
-@click.option("--start", default=1, show_default=True, help="First position.")
-@click.option("--limit", default=50, show_default=True, help="At most this many events.")
+@click.option("--start", default=1, show_default=True, type=POSITION, help="First position.")
+@click.option(
+    "--limit", default=50, show_default=True, type=COUNT, help="At most this many events."
+)
 @click.option("--tag", "tags", multiple=True, help="Only events with this tag (repeatable).")
 @click.pass_obj
 def log_command(state: State, start: int, limit: int, tags: tuple[str, ...]) -> None:
@@ -219,7 +221,10 @@ def demo(state: State) -> None:
     from apexmem.cli.demo import run_demo
     from apexmem.memory import Memory
 
-    directory = Path(state.db) if state.db else Path(tempfile.mkdtemp(prefix="apexmem-demo-"))
+    if state.db is None and "APEXMEM_HOME" not in os.environ:
+        directory = Path(tempfile.mkdtemp(prefix="apexmem-demo-"))
+    else:  # an empty --db or APEXMEM_HOME is refused, not read as "no directory given"
+        directory = usable_directory(state.directory())
     with Memory.open(directory) as memory:
         result = run_demo(memory, _demo_printer(state))
     if state.as_json:
@@ -237,7 +242,7 @@ def _demo_printer(state: State) -> Any:
         if state.as_json:
             return
         if kind == "step":
-            console.print(payload, markup=False)
+            console.print(payload)
         elif kind == "facts":
             console.print(facts_table(payload, "current facts"))
         elif kind == "history":
@@ -245,15 +250,14 @@ def _demo_printer(state: State) -> Any:
         elif kind == "verify":
             console.print(
                 f"verify: ok={payload.ok}, {payload.events_checked} events checked, "
-                f"chain head {payload.head}",
-                markup=False,
+                f"chain head {payload.head}"
             )
 
     return say
 
 
 def _settings_toml(settings: Any) -> str:
-    lines = ["# apexmem settings; every key shows its default. See docs/reference/settings.md."]
+    lines = ["# apexmem settings; every key shows its default. See README.md, section Settings."]
     lines += _toml_section("memory", msgspec_to_dict(settings.memory))
     return "\n".join(lines) + "\n"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
+from apexmem.cli.params import COUNT
 from apexmem.cli.state import State, pass_state
 from apexmem.merging import MergeRow
 
@@ -17,9 +18,7 @@ __all__ = ["link_notes", "merges"]
     is_flag=True,
     help="Also list the ambiguous pairs resolution by similarity kept apart.",
 )
-@click.option(
-    "--limit", default=100, show_default=True, type=click.IntRange(min=1), help="At most this many."
-)
+@click.option("--limit", default=100, show_default=True, type=COUNT, help="At most this many.")
 @pass_state
 def merges(state: State, *, apart: bool, limit: int) -> None:
     """Entities merged into others, oldest first: by hand, or by similarity of names.
@@ -40,7 +39,7 @@ def merges(state: State, *, apart: bool, limit: int) -> None:
     elif rows:
         console.print(merges_table(rows))
     else:
-        console.print("no merges", markup=False)
+        console.print("no merges")
 
 
 @click.command(name="link-notes")

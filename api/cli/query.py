@@ -6,7 +6,7 @@ from datetime import datetime
 
 import click
 
-from apexmem.cli.params import to_list, to_time
+from apexmem.cli.params import COUNT, to_list, to_time
 from apexmem.cli.state import State, no_entity, pass_state
 from apexmem.domain.types import ENTITY_TYPES
 
@@ -56,16 +56,14 @@ def facts(
     elif rows:
         console.print(fact_rows_table(rows, f"facts about {name}{_when(valid_at, known_at)}"))
     else:
-        console.print(f"no facts about {name}{_when(valid_at, known_at)}", markup=False)
+        console.print(f"no facts about {name}{_when(valid_at, known_at)}")
 
 
 @click.command()
 @click.argument("query", required=False)
 @click.option("--type", "entity_type", type=_TYPE, metavar="TYPE", help=_TYPE_HELP)
 @click.option("--known-at", callback=to_time, metavar="TIME", help=_KNOWN_AT)
-@click.option(
-    "--limit", default=50, show_default=True, type=click.IntRange(min=1), help="At most this many."
-)
+@click.option("--limit", default=50, show_default=True, type=COUNT, help="At most this many.")
 @pass_state
 def entities(
     state: State,

@@ -41,8 +41,10 @@ __all__ = [
     "summarize",
 ]
 
-console = Console(highlight=False)
-errors = Console(stderr=True, highlight=False)
+# Names, messages and queries are the user's text: no rich markup, no :emoji: codes, so a
+# `[/]` or `[bold]` in them prints as stored instead of styling the output or failing.
+console = Console(highlight=False, markup=False, emoji=False)
+errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
 
 
 def emit_json(value: Any) -> None:

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from apexmem.cli.state import State, pass_state
-from apexmem.config import home
+from apexmem.cli.state import State, pass_state, usable_directory
 from apexmem.events.errors import ApexmemError
 
 __all__ = ["mcp_command", "serve"]
@@ -54,7 +53,7 @@ def serve(
         tenants = tenants_class(root=root)
         where = f"http://{host}:{port}/v1/tenants/<name>/"
     else:
-        directory = home(db or state.db)
+        directory = usable_directory(state.directory(db))
         token, made_up = resolve_token(directory, host)
         if made_up:
             click.echo(f"no token configured; this run's token is {token}", err=True)
@@ -109,7 +108,7 @@ def mcp_command(state: State, *, db: str | None, transport: str, host: str, port
         raise ApexmemError(
             f"apexmem mcp needs the mcp extra: pip install 'apexmem[mcp]' ({e})"
         ) from e
-    directory = home(db or state.db)
+    directory = usable_directory(state.directory(db))
     if transport == "stdio":
         tenants = Tenants(single=directory)
         tenant = tenants.get()

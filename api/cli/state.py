@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from apexmem.config import home
+from apexmem.events.errors import ValidationError
 
 if TYPE_CHECKING:
     from apexmem.memory import Memory
 
-__all__ = ["State", "accept_global_options", "no_entity", "pass_state"]
+__all__ = ["State", "accept_global_options", "no_entity", "pass_state", "usable_directory"]
 
 
 class State:
@@ -23,11 +26,26 @@ class State:
         self.db = db
         self.as_json = as_json
 
+    def directory(self, db: str | None = None) -> Path:
+        """The memory directory: `db` (a command's own --db) if given, else the global --db
+        or $APEXMEM_HOME, else ~/.apexmem.
+
+        An empty value is refused: an unset shell variable must not pick the default home.
+        """
+        chosen = db if db is not None else self.db
+        if chosen == "":
+            raise ValidationError("--db", chosen, "is empty; name a directory, or leave --db out")
+        if chosen is None and os.environ.get("APEXMEM_HOME") == "":
+            raise ValidationError(
+                "APEXMEM_HOME", "", "is empty; name a directory, or unset it for ~/.apexmem"
+            )
+        return home(chosen)
+
     def open(self) -> Memory:
         """The memory in the chosen directory (created if absent)."""
         from apexmem.memory import Memory
 
-        return Memory.open(home(self.db))
+        return Memory.open(usable_directory(self.directory()))
 
     def say(self, value: Any, text: str) -> None:
         """`value` as JSON under `--json`, else `text` for people."""
@@ -36,7 +54,7 @@ class State:
         if self.as_json:
             emit_json(value)
         else:
-            console.print(text, markup=False)
+            console.print(text)
 
 
 pass_state = click.make_pass_decorator(State)
@@ -81,6 +99,17 @@ def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
         state.as_json = True
 
 
+def usable_directory(directory: Path) -> Path:
+    """`directory`, created if absent; a file or a path that cannot be made is refused by name."""
+    if directory.exists() and not directory.is_dir():
+        raise ValidationError("--db", str(directory), "is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValidationError("--db", str(directory), f"cannot be created ({e.strerror})") from e
+    return directory
+
+
 def no_entity(
     name: str, entity_type: str | None = None, known_at: datetime | None = None
 ) -> NoReturn:
@@ -92,5 +121,5 @@ def no_entity(
         text += f" of type {entity_type}"
     if known_at is not None:
         text += f" known at {moment(known_at)}"
-    errors.print(text, markup=False)
+    errors.print(text)
     sys.exit(1)

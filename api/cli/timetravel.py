@@ -12,6 +12,7 @@ from apexmem.cli.params import to_position_or_time, to_time
 from apexmem.cli.progress import progress_bar
 from apexmem.cli.state import State, pass_state
 from apexmem.config import REPLAY_FILE
+from apexmem.events.errors import ValidationError
 
 __all__ = ["diff", "replay"]
 
@@ -40,12 +41,12 @@ def replay(state: State, until: int | datetime, into: Path) -> None:
 
     Example: apexmem replay --until 2025-01-01T00:00:00Z --into ./mem-2025
     """
-    with (
-        state.open() as memory,
-        progress_bar("replaying", as_json=state.as_json) as progress,
-        memory.replay(until=until, into=into, progress=progress),
-    ):
-        pass
+    with state.open() as memory, progress_bar("replaying", as_json=state.as_json) as progress:
+        try:
+            with memory.replay(until=until, into=into, progress=progress):
+                pass
+        except OSError as e:  # the new directory or a file in it could not be made
+            raise ValidationError("--into", str(into), f"cannot be written ({e.strerror})") from e
     marker = json.loads((into / REPLAY_FILE).read_text(encoding="utf-8"))
     report = {"directory": str(into), **marker}
     moment = "" if isinstance(until, int) else f", as recorded by {marker['until']}"
@@ -76,5 +77,4 @@ def diff(state: State, since: datetime, until: datetime) -> None:
     console.print(
         f"{len(changes.asserted)} asserted, {len(changes.superseded)} superseded, "
         f"{len(changes.retracted)} retracted",
-        markup=False,
     )

@@ -19,7 +19,7 @@ from apexmem.events.base import (
     Probability,
 )
 from apexmem.events.errors import ValidationError
-from apexmem.events.timeutil import UtcDateTime
+from apexmem.events.timeutil import UtcDateTime, require_aware
 
 __all__ = [
     "AddAlias",
@@ -281,6 +281,10 @@ def _check(command: C) -> C:
         # A character is at most 4 UTF-8 bytes: only long strings need encoding to tell.
         if isinstance(value, str) and len(value) * 4 > limit and len(value.encode()) > limit:
             raise ValidationError(name, _clip(value), f"is longer than {limit} bytes")
+    for name in _times(type(command)):
+        value = getattr(command, name)
+        if value is not None and value.year in (1, 9999):  # only these can leave the range
+            require_aware(name, value)
     if isinstance(command, AssertFact):
         _check_assert(command)
     if isinstance(command, RecordMessage) and not command.text.strip():
@@ -294,6 +298,20 @@ def _limits(kind: type) -> tuple[tuple[str, int], ...]:
     catches an AttributeError inside `getattr`: slow, once per command)."""
     fields = msgspec.structs.fields(kind)
     return tuple((f.name, _BYTE_LIMITS[f.name]) for f in fields if f.name in _BYTE_LIMITS)
+
+
+@cache
+def _times(kind: type) -> tuple[str, ...]:
+    """The fields of `kind` that hold a time."""
+    info = msgspec.inspect.type_info(kind)
+    assert isinstance(info, msgspec.inspect.StructType)
+    return tuple(f.name for f in info.fields if _holds_time(f.type))
+
+
+def _holds_time(kind: msgspec.inspect.Type) -> bool:
+    if isinstance(kind, msgspec.inspect.UnionType):
+        return any(_holds_time(t) for t in kind.types)
+    return isinstance(kind, msgspec.inspect.DateTimeType)
 
 
 def _check_assert(command: AssertFact) -> None:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from apexmem.events.errors import ValidationError
+from apexmem.events.timeutil import OUT_OF_RANGE
 
 __all__ = ["ACCEPTED_FORMS", "parse_time"]
 
@@ -32,4 +33,7 @@ def parse_time(field: str, text: str) -> datetime:
         if _SEEDS_FORM.fullmatch(value) is None:
             raise ValidationError(field, text, f"has no timezone; use {ACCEPTED_FORMS}")
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError as e:
+        raise ValidationError(field, text, OUT_OF_RANGE) from e

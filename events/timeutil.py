@@ -9,12 +9,13 @@ import msgspec
 
 from apexmem.events.errors import ValidationError
 
-__all__ = ["EPOCH", "UtcDateTime", "from_micros", "require_aware", "to_micros"]
+__all__ = ["EPOCH", "OUT_OF_RANGE", "UtcDateTime", "from_micros", "require_aware", "to_micros"]
 
 UtcDateTime = Annotated[datetime, msgspec.Meta(tz=True)]
 """A datetime that must carry a timezone; msgspec refuses naive ones on decode."""
 
 EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+OUT_OF_RANGE: Final = "falls outside the years 1-9999 once converted to UTC"
 
 
 def require_aware(field: str, value: datetime) -> datetime:
@@ -25,7 +26,10 @@ def require_aware(field: str, value: datetime) -> datetime:
             value,
             "is a naive datetime; pass a timezone-aware one, e.g. datetime(2024, 1, 1, tzinfo=UTC)",
         )
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as e:
+        raise ValidationError(field, value, OUT_OF_RANGE) from e
 
 
 def to_micros(value: datetime) -> int:

@@ -8,7 +8,7 @@ must leave a log whose every event decodes and a memory that still answers.
 from __future__ import annotations
 
 import tempfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ JUNK = st.one_of(
     st.text(max_size=3),
     st.sampled_from(["é" * 300, "x" * 5000, "😀" * 1100]),
     st.just(datetime(2024, 1, 1)),  # naive
+    st.just(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1)))),  # before year 1 in UTC
 )
 VALID: dict[str, Any] = {
     "subject": st.sampled_from(NAMES),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -426,6 +426,9 @@ BAD_FIELDS: list[tuple[str, object]] = [
     ("ref", "é" * 129),
     ("subject", "é" * 2049),
     ("object", "😀" * 1025),
+    # Aware, but outside the years 1-9999 once in UTC: the log could not read it back.
+    ("valid_from", datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1)))),
+    ("valid_until", datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-2)))),
 ]
 
 

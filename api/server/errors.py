@@ -135,7 +135,7 @@ def _spec(description: str) -> ResponseSpec:
 
 
 PROBLEM_RESPONSES: Final[dict[int, ResponseSpec]] = {
-    400: _spec("Malformed request (not JSON, wrong content type)"),
+    400: _spec("Malformed request, refused by the HTTP layer before it is read"),
     401: _spec("Missing or wrong bearer token (or an unknown tenant)"),
     404: _spec("No such fact, entity or route"),
     409: _spec("Refused: a write raced past every retry, or the memory is read-only"),

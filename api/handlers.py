@@ -24,6 +24,7 @@ from apexmem.domain.deciders import (
     decide_merge,
     decide_message,
     decide_retract,
+    decide_revival,
 )
 from apexmem.domain.identities import POLICY_ID, alias_id, episode_id, object_key, slot_id
 from apexmem.domain.names import (
@@ -216,17 +217,18 @@ def _sentence(command: AssertFact, subject: str, target: str | None, plan: SlotP
 
 
 def _observe(context: Context, command: ObserveEntity) -> Result:
+    meta = _meta(context, command)
+    staging = context.staging
     resolved = resolve(
-        context.staging,
-        "name",
-        command.name,
-        command.entity_type,
-        _meta(context, command),
-        summary=command.summary,
+        staging, "name", command.name, command.entity_type, meta, summary=command.summary
     )
-    return EntityRef(
-        position=resolved.index, entity_id=resolved.entity_id, created=resolved.created
-    )
+    index = resolved.index
+    if not resolved.created:  # an archived entity observed again is back, by an event
+        entity = resolved.entity_id
+        events = decide_revival(staging.current("entity", entity))
+        if events:
+            index = staging.emit("entity", entity, events, meta)
+    return EntityRef(position=index, entity_id=resolved.entity_id, created=resolved.created)
 
 
 def _alias(context: Context, command: AddAlias) -> Result:

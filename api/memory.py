@@ -460,7 +460,8 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         """Every event of a fact's slot, a slot, or an entity, oldest first, with provenance.
 
         An entity's history holds its own stream, the names it claimed and every slot it is
-        the subject or the object of (merged entities included).
+        the subject or the object of (merged entities included). Archived (evicted) entities
+        keep their history, archive events included.
         """
         given = [k for k, v in (("fact", fact), ("entity", entity), ("slot", slot)) if v]
         if len(given) != 1:

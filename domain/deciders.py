@@ -24,6 +24,7 @@ __all__ = [
     "decide_merge",
     "decide_message",
     "decide_retract",
+    "decide_revival",
     "decide_summary",
 ]
 
@@ -58,6 +59,24 @@ def decide_summary(state: EntityState, summary: str | None) -> list[Event]:
             canonical_name=state.canonical_name,
             name=state.name or state.canonical_name,
             summary=summary,
+        )
+    ]
+
+
+def decide_revival(state: EntityState) -> list[Event]:
+    """An archived entity observed again is back: one observation, its summary unchanged.
+
+    Nothing for an entity that is not archived (an observation changes nothing then).
+    """
+    if not state.archived or state.entity_id is None:
+        return []
+    assert state.entity_type is not None and state.canonical_name is not None
+    return [
+        EntityObserved(
+            entity_id=state.entity_id,
+            entity_type=state.entity_type,
+            canonical_name=state.canonical_name,
+            name=state.name or state.canonical_name,
         )
     ]
 

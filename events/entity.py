@@ -10,7 +10,8 @@ __all__ = ["AliasClaimed", "EntityArchived", "EntityMerged", "EntityObserved"]
 
 
 class EntityObserved(Event, frozen=True, kw_only=True, tag="entity-observed.v1"):
-    """An entity was seen: first at creation, again when its summary changes."""
+    """An entity was seen: first at creation, again when its summary changes or when it is
+    observed after it was archived (which brings it back)."""
 
     entity_id: UUID
     entity_type: str

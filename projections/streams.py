@@ -53,6 +53,7 @@ def evolve_entity(state: EntityState, event: Event) -> EntityState:
             canonical_name=event.canonical_name,
             name=state.name or event.name,
             summary=event.summary if event.summary is not None else state.summary,
+            archived=False,  # observed again: an archived entity is back
         )
     if isinstance(event, EntityMerged):
         return replace(state, version=version, merged_into=event.into)

@@ -12,7 +12,7 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import Column, Connection, and_, or_, select
+from sqlalchemy import Column, ColumnElement, Connection, and_, or_, select
 
 from apexmem.domain.names import normalize
 from apexmem.readmodels.rows import EntityRow
@@ -31,8 +31,12 @@ def find_entities(
     known_at: datetime | None = None,
     entity_type: str | None = None,
     limit: int = 20,
+    include_archived: bool = False,
 ) -> list[EntityRow]:
-    """Entities named `query` exactly (any case), else those with a name starting with it."""
+    """Entities named `query` exactly (any case), else those with a name starting with it.
+
+    Archived (evicted) entities are left out unless `include_archived` (history wants them).
+    """
     key = normalize(query)
     if not key:
         return []
@@ -41,7 +45,7 @@ def find_entities(
         prefix = and_(aliases.c.alias >= key, aliases.c.alias < key + _PREFIX_END)
         ids = _alias_owners(connection, prefix, known_at, entity_type, limit)
     groups = entity_groups(connection, ids, known_at=known_at)
-    return _rows(connection, groups, known_at)
+    return _rows(connection, groups, known_at, include_archived=include_archived)
 
 
 def all_entities(
@@ -180,18 +184,19 @@ def _merge_rows(
 
 
 def _rows(
-    connection: Connection, groups: dict[UUID, list[UUID]], known_at: datetime | None
+    connection: Connection,
+    groups: dict[UUID, list[UUID]],
+    known_at: datetime | None,
+    *,
+    include_archived: bool = False,
 ) -> list[EntityRow]:
     if not groups:
         return []
     statement = select(entities).where(entities.c.entity_id.in_(list(groups)))
-    if known_at is None:
-        statement = statement.where(entities.c.archived_at.is_(None))
-    else:
-        statement = statement.where(
-            entities.c.first_seen <= known_at,
-            or_(entities.c.archived_at.is_(None), entities.c.archived_at > known_at),
-        )
+    if known_at is not None:
+        statement = statement.where(entities.c.first_seen <= known_at)
+    if not include_archived:
+        statement = statement.where(_not_archived(known_at))
     found = {r.entity_id: r for r in connection.execute(statement)}
     names = _alias_names(connection, [m for g in groups.values() for m in g], known_at)
     rows = []
@@ -211,6 +216,13 @@ def _rows(
             )
         )
     return rows
+
+
+def _not_archived(known_at: datetime | None) -> ColumnElement[bool]:
+    """Not archived now, or not yet archived at `known_at`."""
+    if known_at is None:
+        return entities.c.archived_at.is_(None)
+    return or_(entities.c.archived_at.is_(None), entities.c.archived_at > known_at)
 
 
 def _alias_names(

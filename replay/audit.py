@@ -37,9 +37,10 @@ def entity_streams(
 ) -> list[UUID]:
     """The streams of an entity's history: its own (and merged ones'), its names, its slots.
 
-    Empty when no entity has that name.
+    Archived (evicted) entities are found too: the log and `history` keep what eviction
+    hides. Empty when no entity has that name.
     """
-    found = find_entities(connection, name, entity_type=entity_type)
+    found = find_entities(connection, name, entity_type=entity_type, include_archived=True)
     ids = [m for row in found for m in (row.entity_id, *row.merged)]
     if not ids:
         return []

@@ -106,3 +106,33 @@ def test_eviction_changes_no_view_of_an_earlier_moment_and_rebuilds_the_same(
         assert views(memory, before) == seen
         assert rebuilt == incremental
         assert memory.evict(dry_run=True).facts == []
+
+
+@settings(max_examples=12)
+@given(steps, st.sampled_from((0, 2, 4)), st.integers(min_value=0, max_value=300))
+def test_evicted_entities_keep_their_history_and_an_observation_brings_each_back(
+    tmp_path_factory: pytest.TempPathFactory, taken: list[tuple[Any, ...]], cap: int, later: int
+) -> None:
+    clock = [START]
+    directory = tmp_path_factory.mktemp("evict") / "mem"
+    with Memory.open(
+        directory, clock=lambda: clock[0], embedder=HashingEmbedder(), settings=capped(cap)
+    ) as memory:
+        for step in taken:
+            apply(memory, clock, step)
+        clock[0] += timedelta(days=later, seconds=1)
+        gone = memory.evict().entities
+
+        archived = [memory.history(entity=e.name, entity_type=e.entity_type) for e in gone]
+        for e in gone:
+            memory.observe_entity(name=e.name, entity_type=e.entity_type)
+        with memory.store.read() as connection:
+            incremental = dump(connection)
+        memory.rebuild()
+        with memory.store.read() as connection:
+            rebuilt = dump(connection)
+
+        assert all(h and h[-1].tag == "entity-archived.v1" for h in archived)
+        shown = {(e.name, e.entity_type) for e in memory.entities(limit=100)}
+        assert {(e.name, e.entity_type) for e in gone} <= shown
+        assert rebuilt == incremental

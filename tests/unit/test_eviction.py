@@ -214,6 +214,100 @@ def test_observing_an_archived_entity_or_version_again_brings_it_back(
     assert [(f.object, f.standing) for f in past] == [("Acme", "believed")]
 
 
+def test_history_of_an_archived_entity_lists_its_events_and_its_archive(
+    tmp_path: Path, clock: Clock
+) -> None:
+    with Memory.open(
+        tmp_path / "mem",
+        clock=clock,
+        embedder=HashingEmbedder(),
+        settings=settings(max_entities=2),
+    ) as memory:
+        memory.assert_fact(**job("Globex", START))
+        memory.observe_entity(name="Acme", entity_type="organization")
+        memory.observe_entity(name="Lagger", entity_type="person")
+        memory.evict()
+
+        tags = [e.tag for e in memory.history(entity="Acme")]
+        memory.rebuild()
+        rebuilt = [e.tag for e in memory.history(entity="Acme")]
+
+        assert "Acme" not in names(memory)
+        assert tags == ["entity-observed.v1", "alias-claimed.v1", "entity-archived.v1"]
+        assert rebuilt == tags
+
+
+def test_history_of_an_archived_entity_keeps_its_archived_facts(
+    memory: Memory, clock: Clock
+) -> None:
+    memory.assert_fact(**job("Acme", START - timedelta(days=400)))
+    memory.retract(memory.facts_about("Acme")[0].fact_id)
+    clock.days(200)
+    memory.evict()
+
+    tags = [e.tag for e in memory.history(entity="Acme", entity_type="organization")]
+
+    assert "Acme" not in names(memory)
+    assert tags[-1] == "entity-archived.v1"
+    assert {"fact-asserted.v1", "fact-retracted.v1"} <= set(tags)
+
+
+def test_observing_an_archived_entity_again_brings_it_back_by_an_event(
+    memory: Memory, clock: Clock
+) -> None:
+    memory.observe_entity(name="Lonely", entity_type="person")
+    clock.days(200)
+    memory.evict()
+
+    back = memory.observe_entity(name="Lonely", entity_type="person")
+    last = memory.log.last_position()
+    again = memory.observe_entity(name="Lonely", entity_type="person")
+    with memory.store.read() as connection:
+        incremental = dump(connection)
+    memory.rebuild()
+    with memory.store.read() as connection:
+        rebuilt = dump(connection)
+
+    assert back.position == last and not back.created
+    assert [e.tag for e in memory.history(entity="Lonely")][-2:] == [
+        "entity-archived.v1",
+        "entity-observed.v1",
+    ]
+    assert again.position == 0 and memory.log.last_position() == last  # seen: nothing new
+    assert names(memory) == ["Lonely"]
+    assert rebuilt == incremental
+
+
+def test_an_eviction_by_another_process_is_seen_by_a_later_observation(
+    tmp_path: Path, clock: Clock
+) -> None:
+    with Memory.open(tmp_path / "mem", clock=clock, embedder=HashingEmbedder()) as memory:
+        memory.observe_entity(name="Lonely", entity_type="person")  # cached by this writer
+        clock.days(200)
+        with Memory.open(tmp_path / "mem", clock=clock, embedder=HashingEmbedder()) as other:
+            other.evict()
+        memory.observe_entity(name="Lonely", entity_type="person")
+
+        assert names(memory) == ["Lonely"]
+        assert memory.history(entity="Lonely")[-1].tag == "entity-observed.v1"
+
+
+def test_observing_an_entity_a_fact_brought_back_records_it_once(
+    memory: Memory, clock: Clock
+) -> None:
+    memory.observe_entity(name="Lonely", entity_type="person")
+    clock.days(200)
+    memory.evict()
+    memory.assert_fact(**{**job("Acme", clock.now), "subject": "Lonely"})
+
+    memory.observe_entity(name="Lonely", entity_type="person")
+    last = memory.log.last_position()
+    memory.observe_entity(name="Lonely", entity_type="person")
+
+    assert "Lonely" in names(memory)
+    assert memory.log.last_position() == last
+
+
 def test_a_plan_is_deterministic_and_skips_recent_states() -> None:
     now = START
     old, recent = now - timedelta(days=200), now - timedelta(days=10)

@@ -37,6 +37,7 @@ from apexmem.domain.names import (
 from apexmem.domain.ontology import Ontology, Resolved
 from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
+from apexmem.events.base import Event
 from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.events.log import LogAccess
 from apexmem.events.policy import DecayRateSet, RelationMapped
@@ -159,10 +160,20 @@ def _assert(context: Context, command: AssertFact) -> Result:
     proposal = _proposal(
         context, command, slot=slot, subject=subject, target=target, plan=plan, sentence=sentence
     )
-    decision = decide_assert(context.staging.state("slot", slot), proposal, context.strategy)
+    state = staging.state("slot", slot)
+    decision = decide_assert(state, proposal, context.strategy)
+    verdicts: list[Event] = []
     if staging.similar is not None and staging.similar.beliefs:  # closes go first
-        revise(staging.similar, staging, proposal, decision, meta)
-    index = context.staging.emit("slot", slot, decision.events, meta)
+        revision = revise(staging.similar, staging, proposal, decision, meta)
+        if revision.ends is not None and (
+            proposal.valid_until is None or revision.ends < proposal.valid_until
+        ):  # it arrived after a belief that contradicts it from a later start: it ends there
+            proposal = msgspec.structs.replace(proposal, valid_until=revision.ends)
+            decision = decide_assert(state, proposal, context.strategy)
+            verdicts = revision.verdicts
+    index = staging.emit("slot", slot, decision.events, meta)
+    if verdicts:  # after the fact they name
+        staging.emit("slot", slot, verdicts, meta)
     return FactRef(
         position=index,
         fact_id=decision.fact_id,

@@ -11,13 +11,15 @@ where the new fact starts, its verdict recorded first (see `domain.revision`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from datetime import datetime
+from typing import Final, NamedTuple
 from uuid import UUID
 from weakref import WeakKeyDictionary
 
-from apexmem.domain.revision import decide_revision, same_domain
+from apexmem.domain.revision import decide_late, decide_revision, same_domain
 from apexmem.domain.state import FactVersion, SlotState
 from apexmem.domain.timeline import Decision, Proposal
+from apexmem.events.base import Event
 from apexmem.events.entity import EntityObserved
 from apexmem.events.fact import FactAsserted
 from apexmem.events.log import NewEvent, RecordedEvent
@@ -28,11 +30,22 @@ from apexmem.readmodels.tables import GRAPH
 from apexmem.resolution import SimilarWrites
 from apexmem.staging import Meta, Staging
 
-__all__ = ["revise"]
+__all__ = ["Revision", "revise"]
 
 _logger = get_logger()
 _ASSERTED: Final = ("fact-asserted.v1",)
 _NEW_BELIEFS: Final = frozenset({"created", "superseded"})
+
+
+class Revision(NamedTuple):
+    """What belief revision did for one assertion, and what it asks of the assertion."""
+
+    closed: int
+    """Earlier beliefs closed where the new fact starts."""
+    ends: datetime | None
+    """Where the new fact must end: the start of the first later belief it contradicts."""
+    verdicts: list[Event]
+    """The new fact's contradictions by those later beliefs, to stage after it."""
 
 
 def revise(
@@ -41,10 +54,12 @@ def revise(
     proposal: Proposal,
     decision: Decision,
     meta: Meta,
-) -> int:
-    """Close the facts the new one contradicts (before it is staged); how many were closed."""
+) -> Revision:
+    """Close the facts the new one contradicts (before it is staged), and find where the new
+    one must end when it contradicts a belief that starts after it."""
+    unchanged = Revision(closed=0, ends=None, verdicts=[])
     if proposal.object_id is None or decision.outcome not in _NEW_BELIEFS:
-        return 0
+        return unchanged
     candidates = [
         (slot, version)
         for slot, fact_id, relation in _between(similar, staging, proposal)
@@ -52,28 +67,32 @@ def revise(
         if (version := _open_version(staging, slot, fact_id)) is not None
     ]
     if not candidates:
-        return 0
+        return unchanged
     try:
         vectors = similar.embed([proposal.fact, *(v.fact for _, v in candidates)])
     except Exception as e:  # a model's failure skips the revision, as the reference does
         _logger.warning("revision.skipped", fact=proposal.fact, error=repr(e))
-        return 0
+        return unchanged
     scores = vectors[1:] @ vectors[0]
-    closed = 0
+    closed, ends = 0, None
+    verdicts: list[Event] = []
     for (slot, version), score in zip(candidates, scores, strict=True):
         if float(score) < similar.contradiction:
             continue
+        starts, model = proposal.valid_from, similar.model
         events = decide_revision(
-            version,
-            by=decision.fact_id,
-            starts=proposal.valid_from,
-            score=float(score),
-            model=similar.model,
+            version, by=decision.fact_id, starts=starts, score=float(score), model=model
+        )
+        late = decide_late(
+            version, fact=decision.fact_id, starts=starts, score=float(score), model=model
         )
         if events:
             staging.emit("slot", slot, events, meta)
             closed += 1
-    return closed
+        elif late is not None:
+            ends = late[0] if ends is None else min(ends, late[0])
+            verdicts.append(late[1])
+    return Revision(closed=closed, ends=ends, verdicts=verdicts)
 
 
 def _between(

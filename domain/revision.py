@@ -5,7 +5,10 @@ with the same edge type, their relations are of one domain (equal, one inside th
 or a normalized Levenshtein similarity of at least 0.5: `likes`/`dislikes`,
 `prefers`/`prefers_strongly`, not `works_at`/`knows`), and their sentences are similar
 (cosine at or above `[memory.graph.belief_revision] similarity_threshold`). The old
-version is then closed where the new one starts, and the verdict recorded.
+version is then closed where the new one starts, and the verdict recorded. A new fact that
+starts before a belief it contradicts (it arrived late) ends where that one starts, as a
+late version does on a single-valued slot's timeline: the order facts arrive in does not
+change what is believed when.
 """
 
 from __future__ import annotations
@@ -19,7 +22,13 @@ from apexmem.events.base import Event
 from apexmem.events.fact import FactSuperseded
 from apexmem.events.similarity import FactContradicted
 
-__all__ = ["RELATION_DOMAIN", "decide_revision", "relation_similarity", "same_domain"]
+__all__ = [
+    "RELATION_DOMAIN",
+    "decide_late",
+    "decide_revision",
+    "relation_similarity",
+    "same_domain",
+]
 
 RELATION_DOMAIN: Final = 0.5
 """Normalized Levenshtein similarity at or above which two relations share a domain."""
@@ -61,3 +70,16 @@ def decide_revision(
         FactContradicted(fact_id=old.fact_id, by=by, score=max(-1.0, min(1.0, score)), model=model),
         FactSuperseded(fact_id=old.fact_id, superseded_by=by, valid_until=starts),
     ]
+
+
+def decide_late(
+    later: FactVersion, *, fact: UUID, starts: datetime, score: float, model: str
+) -> tuple[datetime, Event] | None:
+    """Where a new fact starting at `starts` must end, contradicted by a belief that starts
+    after it, and the verdict to record on the new fact; None when `later` does not."""
+    if later.standing != "believed" or later.valid_from <= starts:
+        return None
+    verdict = FactContradicted(
+        fact_id=fact, by=later.fact_id, score=max(-1.0, min(1.0, score)), model=model
+    )
+    return later.valid_from, verdict

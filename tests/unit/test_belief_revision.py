@@ -101,13 +101,40 @@ def test_a_fact_in_another_relation_domain_is_left_alone(opener: Callable[..., M
     assert sorted(f.relation for f in memory.facts_about("Alice")) == ["likes", "works_with"]
 
 
-def test_an_older_fact_never_closes_a_newer_one(opener: Callable[..., Memory]) -> None:
+def test_an_older_fact_never_closes_a_newer_one_and_ends_where_it_starts(
+    opener: Callable[..., Memory],
+) -> None:
     memory = opener()
-    memory.assert_fact(**_alice("dislikes", T2021))
+    dislikes = memory.assert_fact(**_alice("dislikes", T2021))
 
-    memory.assert_fact(**_alice("likes", T2020))
+    likes = memory.assert_fact(**_alice("likes", T2020))
 
-    assert _revisions(memory) == []
+    [contradicted] = _revisions(memory)
+    assert isinstance(contradicted, FactContradicted)
+    assert (contradicted.fact_id, contradicted.by) == (likes.fact_id, dislikes.fact_id)
+    assert likes.outcome == "historical"
+    assert [f.relation for f in memory.facts_about("Alice")] == ["dislikes"]
+    then = memory.facts_about("Alice", valid_at=datetime(2020, 6, 1, tzinfo=UTC))
+    assert [(f.relation, f.valid_until) for f in then] == [("likes", T2021)]
+
+
+@pytest.mark.parametrize("order", [("likes", "dislikes"), ("dislikes", "likes")])
+def test_what_is_believed_when_does_not_depend_on_the_order_facts_arrive_in(
+    opener: Callable[..., Memory], order: tuple[str, str]
+) -> None:
+    memory = opener()
+    starts = {"likes": T2020, "dislikes": T2021}
+    for relation in order:
+        memory.assert_fact(**_alice(relation, starts[relation]))
+
+    def believed(when: str) -> list[str]:
+        return [f.relation for f in memory.facts_about("Alice", valid_at=when)]
+
+    assert believed("2020-06-01T00:00:00Z") == ["likes"]
+    assert believed("2022-06-01T00:00:00Z") == ["dislikes"]
+    assert [f.relation for f in memory.facts_about("Alice")] == ["dislikes"]
+    memory.rebuild()
+    assert believed("2020-06-01T00:00:00Z") == ["likes"]
 
 
 def test_a_fact_earlier_in_the_same_batch_is_revised(opener: Callable[..., Memory]) -> None:

@@ -13,7 +13,7 @@ from uuid import UUID
 
 import msgspec
 
-from apexmem.domain.commands import MAX_INPUT_NAME_BYTES
+from apexmem.domain.names import MAX_INPUT_NAME_BYTES
 from apexmem.events.base import MAX_REF_BYTES, Probability
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import UtcDateTime

@@ -11,6 +11,7 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.domain.names import MAX_INPUT_NAME_BYTES
 from apexmem.events.base import (
     MAX_FACT_BYTES,
     MAX_REF_BYTES,
@@ -37,8 +38,6 @@ __all__ = [
     "validated",
 ]
 
-MAX_INPUT_NAME_BYTES = 4096
-"""Names longer than this are refused; shorter ones are cut to 512 bytes when normalized."""
 
 _Name = Annotated[str, msgspec.Meta(max_length=MAX_INPUT_NAME_BYTES)]
 _Ref = Annotated[str, msgspec.Meta(max_length=MAX_REF_BYTES)]
@@ -149,14 +148,13 @@ Command = (
 
 C = TypeVar("C", bound=_Command)
 _AT_FIELD = re.compile(r"- at `\$\.?([^`]*)`")
-_NAME_FIELDS = ("subject", "object", "name", "entity", "alias", "speaker", "source", "target")
 _REF_FIELDS = ("actor", "episode", "ref", "reason")
 _BYTE_LIMITS = {
     "fact": MAX_FACT_BYTES,
     "summary": MAX_SUMMARY_BYTES,
     "text": MAX_TEXT_BYTES,
     "value": MAX_FACT_BYTES,
-    **dict.fromkeys(_NAME_FIELDS, MAX_INPUT_NAME_BYTES),
+    "speaker": MAX_INPUT_NAME_BYTES,  # entity names: domain.names.canonical_name
     **dict.fromkeys(_REF_FIELDS, MAX_REF_BYTES),
 }
 """Limits in UTF-8 bytes; msgspec's `max_length` on the types counts characters."""

@@ -11,6 +11,7 @@ from apexmem.events.base import MAX_NAME_BYTES, MAX_RELATION_BYTES
 from apexmem.events.errors import ValidationError
 
 __all__ = [
+    "MAX_INPUT_NAME_BYTES",
     "MIN_NAME_BYTES",
     "canonical_name",
     "clean",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 MIN_NAME_BYTES: Final = 3
+MAX_INPUT_NAME_BYTES: Final = 4096
+"""Names longer than this are refused; shorter ones are cut to 512 bytes when normalized."""
 _SPACES: Final = re.compile(r"[\s\-]+")
 
 
@@ -58,7 +61,10 @@ def normalize(name: str) -> str:
 
 @lru_cache(maxsize=65_536)
 def canonical_name(field: str, name: str) -> str:
-    """The canonical name of `name`, or ValidationError when fewer than 3 bytes remain."""
+    """The canonical name of `name`, or ValidationError when it is over 4,096 bytes or
+    fewer than 3 bytes remain (every entity name is checked here, once per distinct name)."""
+    if len(name) * 4 > MAX_INPUT_NAME_BYTES and len(name.encode()) > MAX_INPUT_NAME_BYTES:
+        raise ValidationError(field, name, f"is longer than {MAX_INPUT_NAME_BYTES} bytes")
     canonical = normalize(name)
     if len(canonical.encode()) < MIN_NAME_BYTES:
         raise ValidationError(

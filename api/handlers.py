@@ -42,6 +42,7 @@ from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.events.log import LogAccess
 from apexmem.events.policy import DecayRateSet, RelationMapped
 from apexmem.logs import get_logger
+from apexmem.moves import Moves
 from apexmem.naming import Resolution, follow, resolve
 from apexmem.results import (
     AliasRef,
@@ -74,6 +75,8 @@ class Context(msgspec.Struct, kw_only=True):
     strategy: Strategy
     now: datetime
     cause: str | None
+    moves: Moves | None = None
+    """Set when a merge must move the source's current facts (the facade sets it)."""
     plans: dict[tuple[str, str, str | None], SlotPlan] = msgspec.field(default_factory=dict)
     """Slot plans of this batch by (relation, edge type, value) as given: most repeat."""
     metas: dict[tuple[str | None, str | None], Meta] = msgspec.field(default_factory=dict)
@@ -315,6 +318,11 @@ def _merge(context: Context, command: MergeEntities) -> Result:
         command.reason,
     )
     index = context.staging.emit("entity", claimed, events, meta)
+    if context.moves is not None:
+        context.moves.move(
+            context.staging, context.ontology, context.strategy, meta,
+            source=claimed, target=target.entity_id,
+        )  # fmt: skip
     context.staging.forget_names()  # names may resolve elsewhere now
     return MergeRef(position=index, source_id=claimed, target_id=target.entity_id)
 

@@ -39,6 +39,7 @@ from apexmem.eviction import Evicting
 from apexmem.linking import NoteLinking
 from apexmem.logs import get_logger
 from apexmem.merging import Merging
+from apexmem.moves import Moves
 from apexmem.readmodels import ReadModelStore, graph_stats
 from apexmem.readmodels.decay import fading_at
 from apexmem.recall import Recaller
@@ -108,6 +109,7 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
             chosen = embedder if embedder is not None else embedder_for(settings.memory.vectors)
             self.similarity = Similarity(self.log, self.store, settings, chosen)
         self._writer = Writer(self.log, settings, clock)
+        self._writer.moves = Moves(self.log, self.store)
         self._writer.similar = similar_writes(
             settings.memory.graph, self.similarity, self.log, self.store, disambiguator
         )

@@ -35,6 +35,7 @@ from apexmem.events.errors import (
 from apexmem.events.log import AppendResult, EventLog, LogAccess
 from apexmem.handlers import HANDLERS, Context, batch_plan
 from apexmem.logs import get_logger
+from apexmem.moves import Moves
 from apexmem.naming import name_key
 from apexmem.projections.streams import evolve_policy, fold
 from apexmem.resolution import SimilarWrites
@@ -70,6 +71,8 @@ class Writer:
         self._policy = PolicyState()
         self.similar: SimilarWrites | None = None
         """Set by the facade when similarity resolution or belief revision is on."""
+        self.moves: Moves | None = None
+        """Set by the facade: a merge moves the source's current facts (see apexmem.moves)."""
 
     def execute(
         self, commands: Sequence[Command], *, idempotency_key: str | None = None
@@ -139,6 +142,7 @@ class Writer:
             strategy=self._settings.memory.graph.conflict_strategy,
             now=self._clock(),
             cause=key,
+            moves=self.moves,
         )
         _prefetch(context, commands)
         drafts = [_handle(context, c, i, len(commands)) for i, c in enumerate(commands)]

@@ -228,17 +228,22 @@ def _at(index: int, error: ValidationError) -> ValidationError:
     return ValidationError(f"[{index}].{error.field}", error.value, error.rule)
 
 
-@cache
 def _float_fields(kind: type) -> tuple[str, ...]:
+    return _fields_holding(kind, msgspec.inspect.FloatType)
+
+
+@cache
+def _fields_holding(kind: type, held: type[msgspec.inspect.Type]) -> tuple[str, ...]:
+    """The fields of the struct `kind` whose type is, or is a union holding, a `held`."""
     info = msgspec.inspect.type_info(kind)
     assert isinstance(info, msgspec.inspect.StructType)
-    return tuple(f.name for f in info.fields if _holds_float(f.type))
+    return tuple(f.name for f in info.fields if _holds(f.type, held))
 
 
-def _holds_float(kind: msgspec.inspect.Type) -> bool:
+def _holds(kind: msgspec.inspect.Type, held: type[msgspec.inspect.Type]) -> bool:
     if isinstance(kind, msgspec.inspect.UnionType):
-        return any(_holds_float(t) for t in kind.types)
-    return isinstance(kind, msgspec.inspect.FloatType)
+        return any(_holds(t, held) for t in kind.types)
+    return isinstance(kind, held)
 
 
 def _check_floats(command: Any, names: tuple[str, ...]) -> None:
@@ -298,18 +303,8 @@ def _limits(kind: type) -> tuple[tuple[str, int], ...]:
     return tuple((f.name, _BYTE_LIMITS[f.name]) for f in fields if f.name in _BYTE_LIMITS)
 
 
-@cache
 def _times(kind: type) -> tuple[str, ...]:
-    """The fields of `kind` that hold a time."""
-    info = msgspec.inspect.type_info(kind)
-    assert isinstance(info, msgspec.inspect.StructType)
-    return tuple(f.name for f in info.fields if _holds_time(f.type))
-
-
-def _holds_time(kind: msgspec.inspect.Type) -> bool:
-    if isinstance(kind, msgspec.inspect.UnionType):
-        return any(_holds_time(t) for t in kind.types)
-    return isinstance(kind, msgspec.inspect.DateTimeType)
+    return _fields_holding(kind, msgspec.inspect.DateTimeType)
 
 
 def _check_assert(command: AssertFact) -> None:

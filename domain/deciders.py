@@ -51,16 +51,7 @@ def decide_summary(state: EntityState, summary: str | None) -> list[Event]:
     """A new observation of an existing entity is an event only when its summary changes."""
     if summary is None or summary == state.summary or state.entity_id is None:
         return []
-    assert state.entity_type is not None and state.canonical_name is not None
-    return [
-        EntityObserved(
-            entity_id=state.entity_id,
-            entity_type=state.entity_type,
-            canonical_name=state.canonical_name,
-            name=state.name or state.canonical_name,
-            summary=summary,
-        )
-    ]
+    return [_observed(state, summary)]
 
 
 def decide_revival(state: EntityState) -> list[Event]:
@@ -70,15 +61,20 @@ def decide_revival(state: EntityState) -> list[Event]:
     """
     if not state.archived or state.entity_id is None:
         return []
+    return [_observed(state, None)]
+
+
+def _observed(state: EntityState, summary: str | None) -> EntityObserved:
+    """An existing entity observed again (with a new summary, or None to keep its own)."""
+    assert state.entity_id is not None
     assert state.entity_type is not None and state.canonical_name is not None
-    return [
-        EntityObserved(
-            entity_id=state.entity_id,
-            entity_type=state.entity_type,
-            canonical_name=state.canonical_name,
-            name=state.name or state.canonical_name,
-        )
-    ]
+    return EntityObserved(
+        entity_id=state.entity_id,
+        entity_type=state.entity_type,
+        canonical_name=state.canonical_name,
+        name=state.name or state.canonical_name,
+        summary=summary,
+    )
 
 
 def decide_alias(

@@ -34,6 +34,9 @@ class StateCache:
         """A log position up to which every stream of the log is cached, if known.
 
         The writer sets it; evicting or forgetting a state clears it."""
+        self.synced_at = 0
+        """The log position every cached state and name is true at: the writer forgets
+        what other processes changed after it before it decides (see `Writer`)."""
 
     def name(self, name: str, kind: str) -> Resolution | None:
         """The existing entity a (name, type as given) resolved to in a committed batch."""
@@ -79,14 +82,13 @@ class StateCache:
             evict(last=False)
             self.complete_at = None
 
-    def forget(self, streams: Iterable[UUID]) -> None:
-        """Drop states that may be stale (after a concurrency conflict), and every name.
-
-        Another writer changed the log: it may have merged entities the names point at.
-        """
+    def forget(self, streams: Iterable[UUID], *, names: bool = True) -> None:
+        """Drop states that may be stale (another writer changed their streams), and every
+        name unless `names` is False (only a merge changes what a known name resolves to)."""
         for stream in streams:
             self._states.pop(stream.int, None)
-        self._names.clear()
+        if names:
+            self._names.clear()
         self.complete_at = None
 
     def update(self, other: StateCache) -> None:
@@ -95,6 +97,10 @@ class StateCache:
         self._names.clear()
         self._names.update(other._names)
         self.complete_at = None
+
+    def empty(self) -> bool:
+        """Whether no state and no name is cached."""
+        return not self._states and not self._names
 
     def __contains__(self, stream: UUID) -> bool:
         return stream.int in self._states

@@ -316,6 +316,7 @@ def _merge(context: Context, command: MergeEntities) -> Result:
         context.staging.state("entity", target.entity_id),
         chain,
         command.reason,
+        target_name=command.target,
     )
     index = context.staging.emit("entity", claimed, events, meta)
     if context.moves is not None:

@@ -111,6 +111,7 @@ class Writer:
         try:
             with self._log.locked() as locked:
                 head = locked.last_position()
+                _sync(self._cache, locked, head)
                 complete = cache.complete_at == head or (head == 0 and len(cache) == 0)
                 staging = Staging(locked, cache, self.similar, complete=complete)
                 results = self._decide_and_append(locked, staging, commands, key)
@@ -127,6 +128,7 @@ class Writer:
         staging.commit()  # only now: the batch's states are the log's once it committed
         if cache is not self._cache:
             self._cache.update(cache)
+        self._cache.synced_at = head + appended
         return results
 
     def _decide_and_append(
@@ -161,6 +163,23 @@ class Writer:
         if newer:
             self._policy = fold(evolve_policy, self._policy, (e.data for e in newer))
             self._ontology = Ontology([*DEFAULT_MAPPINGS, *self._policy.mappings])
+
+
+def _sync(cache: StateCache, log: LogAccess, head: int) -> None:
+    """Forget the cached states of streams other processes appended to since the cache was
+    last true, and every name if one of them merged an entity.
+
+    A stream this writer only reads (an entity it resolves, a slot it decides a retraction
+    or a merge from) never conflicts on append, so a stale state of it would go unnoticed.
+    """
+    if cache.synced_at == head:
+        return
+    if cache.empty():  # nothing to be stale (a writer's first batch on a log others wrote)
+        cache.synced_at = head
+        return
+    streams, tags = log.changed_since(cache.synced_at)
+    cache.forget(streams, names="entity-merged.v1" in tags)
+    cache.synced_at = head
 
 
 def _prefetch(context: Context, commands: Sequence[Command]) -> None:

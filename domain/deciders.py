@@ -88,13 +88,25 @@ def decide_alias(
 
 
 def decide_merge(
-    source: EntityState, target: EntityState, chain_of_target: list[UUID], reason: str | None
+    source: EntityState,
+    target: EntityState,
+    chain_of_target: list[UUID],
+    reason: str | None,
+    *,
+    target_name: str | None = None,
 ) -> list[Event]:
-    """Merge `source` forward into `target`; refuse self-merges, cycles and type changes."""
+    """Merge `source` forward into `target`; refuse self-merges, cycles and type changes.
+
+    `target_name` is the target as the caller named it (it may resolve to another entity).
+    """
     if source.entity_id is None or target.entity_id is None:
         raise NotFoundError("both entities of a merge must exist")
     if source.entity_id == target.entity_id or source.entity_id in chain_of_target:
-        raise ValidationError("target", target.name, f"already resolves to {source.name!r}")
+        raise ValidationError(
+            "target",
+            target_name or target.name,
+            f"already resolves to {source.name!r}, the source (merged into it before)",
+        )
     if source.merged_into is not None:
         raise ValidationError("source", source.name, "was already merged into another entity")
     if source.entity_type != target.entity_type:

@@ -148,6 +148,8 @@ class LogAccess(Protocol):
 
     def repeated(self, idempotency_key: str) -> AppendResult | None: ...
 
+    def changed_since(self, position: int) -> tuple[list[UUID], list[str]]: ...
+
     def append(
         self,
         events: Sequence[NewEvent],
@@ -316,6 +318,10 @@ class EventLog:
     def repeated(self, idempotency_key: str) -> AppendResult | None:
         """The first append made with this idempotency key, if there was one."""
         return _repeated(self._query, idempotency_key)
+
+    def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
+        """The streams appended to after `position`, and the tags appended (payloads unread)."""
+        return _changed_since(self._query, position)
 
     def chains(self, positions: Sequence[int]) -> dict[int, bytes]:
         """The chain hash stored at each of these positions."""
@@ -513,6 +519,13 @@ def _repeated(query: Query, key: str) -> AppendResult | None:
     )
 
 
+def _changed_since(query: Query, position: int) -> tuple[list[UUID], list[str]]:
+    rows = query(
+        f"SELECT DISTINCT originator_id, topic FROM {EVENTS_TABLE} WHERE rowid > ?", (position,)
+    )
+    return list({parse_stream(r[0]): None for r in rows}), sorted({r[1] for r in rows})
+
+
 def _cursor_query(cursor: Any) -> Query:
     def query(sql: str, params: Sequence[Any] = ()) -> list[Any]:
         cursor.execute(sql, params)
@@ -553,6 +566,10 @@ class LockedLog:
     def last_position(self) -> int:
         """The highest position written so far, read inside the lock (0 for an empty log)."""
         return int(self._query(f"SELECT MAX(rowid) FROM {EVENTS_TABLE}", ())[0][0] or 0)
+
+    def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
+        """The streams appended to after `position`, and the tags appended, inside the lock."""
+        return _changed_since(self._query, position)
 
     def append(
         self,

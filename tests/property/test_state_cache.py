@@ -282,10 +282,11 @@ def test_a_stream_taken_after_all_conflicts_and_is_decided_again_from_the_log(
         other = Writer(other_log, Settings(), ticking_clock())
         first.execute([assertion("Alice", "lives_in", "Paris")])
         other.execute([assertion("Bob", "lives_in", "Lyon")])
-        cache.complete_at = first_log.last_position()  # wrongly: Bob's streams are not cached
+        # Wrongly: Bob's streams are not cached (and the cache did not see other's append).
+        cache.complete_at = cache.synced_at = first_log.last_position()
         with pytest.raises(ConcurrencyError):
             first.execute([assertion("Bob", "lives_in", "Lyon")])
-        cache.complete_at = first_log.last_position()  # wrongly again, for the retrying writer
+        cache.complete_at = cache.synced_at = first_log.last_position()  # again, for retrying
         [again] = retrying.execute([assertion("Bob", "lives_in", "Lyon")])
         slot = first_log.read_stream(getattr(again, "slot_id", SEED_STREAM))
 

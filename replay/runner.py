@@ -131,6 +131,8 @@ class Runner:
         applied = batches = 0
         # A lower bound: the write transaction of each batch reads the real position.
         position = self._seen
+        if position >= target:  # unless another process reset it (a rebuild killed midway)
+            position = self.position()
         from_empty = (
             self.projection.drops_indexes
             and position == 0
@@ -218,6 +220,19 @@ class Runner:
             idle = min(idle * 2, _MAX_IDLE_SECS)
 
 
+def _still_seen(runners: Sequence[Runner]) -> bool:
+    """Whether every runner's tracked position is still the one it saw: a rebuild in another
+    process resets them, and one killed midway leaves them behind (one read transaction)."""
+    seen = [r._seen for r in runners]
+    stores = {id(r._store): r._store for r in runners}
+    if len(stores) > 1:
+        return [r.position() for r in runners] == seen
+    with runners[0]._store.read() as connection:
+        for runner in runners:
+            runner._seen = tracked_position(connection, runner.projection.name)
+    return [r._seen for r in runners] == seen
+
+
 def catch_up_together(runners: Sequence[Runner], *, until: int) -> None:
     """Bring several projections of one store to `until`, in one transaction when they can.
 
@@ -229,8 +244,8 @@ def catch_up_together(runners: Sequence[Runner], *, until: int) -> None:
     a projection fails in the transaction: each then commits alone, and the one that fails
     raises, after the others committed, as when they ran one by one.
     """
-    if all(r._seen >= until for r in runners):
-        return  # as each runner's catch_up: nothing to read, no transaction
+    if all(r._seen >= until for r in runners) and _still_seen(runners):
+        return  # as each runner's catch_up: nothing to apply, no write transaction
     together = len({id(r._store) for r in runners}) == 1
     try:
         if together and _apply_together(runners, until):

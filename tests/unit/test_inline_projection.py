@@ -66,16 +66,21 @@ def test_projections_already_there_need_no_transaction(
     tmp_path: Path, clock: Callable[[], datetime]
 ) -> None:
     # Every read catches up first (inline): when nothing is new it must not take the
-    # read models' write lock.
+    # read models' write lock; it reads the tracked positions once (a rebuild in another
+    # process may have reset them).
     with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder()) as memory:
         memory.assert_fact(**_fact(0))
         assert memory.similarity is not None
-        begun: list[object] = []
-        event.listen(memory.store.engine, "begin", begun.append)
+        begun: list[bool] = []
+        event.listen(
+            memory.store.engine,
+            "begin",
+            lambda c: begun.append(bool(c.get_execution_options().get("immediate"))),
+        )
         catch_up_together(
             [memory.runner, memory.similarity.runner], until=memory.log.last_position()
         )
-        assert begun == []
+        assert begun == [False]
 
 
 def test_a_failing_projection_does_not_hold_back_the_other(
@@ -121,3 +126,27 @@ def test_projections_far_behind_catch_up_in_batches_and_match_a_rebuild(
         m.rebuild()
         with m.store.read() as connection:
             assert dump(connection) == incremental
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_read_models_another_process_reset_are_projected_again(
+    tmp_path: Path, clock: Callable[[], datetime], inline: bool
+) -> None:
+    # A rebuild in another process drops the read models and resets the tracked positions;
+    # killed before it finished, it leaves them behind. A reader (inline) and a follower
+    # (`project`) that had seen the head must look again rather than trust what they saw.
+    settings, _ = parse_settings(f"[memory.projection]\ninline = {str(inline).lower()}\n")
+    directory = tmp_path / "m"
+    with Memory.open(directory, settings=settings, clock=clock, embedder=HashingEmbedder()) as m:
+        m.assert_facts([_fact(i) for i in range(30)])
+        m.project()
+        before = sorted(f.fact for f in m.current_facts())
+        with (
+            Memory.open(directory, settings=settings, embedder=HashingEmbedder()) as other,
+            other.store.write() as connection,  # the rebuild's first step, then killed
+        ):
+            other.store.reset(connection)
+        if not inline:
+            m.project()
+        assert sorted(f.fact for f in m.current_facts()) == before
+        assert m.stats().projection_lag == 0

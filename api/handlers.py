@@ -35,10 +35,11 @@ from apexmem.domain.names import (
     normalize_relation,
 )
 from apexmem.domain.ontology import Ontology, Resolved
-from apexmem.domain.timeline import Proposal, Strategy, decide_assert
+from apexmem.domain.timeline import Decision, Proposal, Strategy, decide_assert
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.base import Event
 from apexmem.events.errors import NotFoundError, ValidationError
+from apexmem.events.fact import FactSuperseded
 from apexmem.events.log import LogAccess
 from apexmem.events.policy import DecayRateSet, RelationMapped
 from apexmem.logs import get_logger
@@ -174,7 +175,7 @@ def _assert(context: Context, command: AssertFact) -> Result:
             proposal = msgspec.structs.replace(proposal, valid_until=revision.ends)
             decision = decide_assert(state, proposal, context.strategy)
             verdicts = revision.verdicts
-    index = staging.emit("slot", slot, decision.events, meta)
+    index = _carrying(decision, staging.emit("slot", slot, decision.events, meta))
     if verdicts:  # after the fact they name
         staging.emit("slot", slot, verdicts, meta)
     return FactRef(
@@ -186,6 +187,21 @@ def _assert(context: Context, command: AssertFact) -> Result:
         outcome=decision.outcome,
         supersedes=decision.supersedes,
     )
+
+
+def _carrying(decision: Decision, last: int) -> int:
+    """The index of the event that carries the decision's fact, given the index of its last.
+
+    Usually the last one; a late version that splits one the slot saw restart is asserted
+    before the continuation that ends the split.
+    """
+    events = decision.events
+    for back, event in enumerate(reversed(events)):
+        if getattr(event, "fact_id", None) == decision.fact_id and not isinstance(
+            event, FactSuperseded
+        ):
+            return last - back
+    return last
 
 
 def _proposal(

@@ -234,6 +234,9 @@ def apply(memory: Memory, steps: Sequence[Step]) -> UUID | None:
             )
             slot = result.slot_id
             facts.append(result.fact_id)
+            # The result's position is the event that carries its fact (a split's too).
+            [carried] = memory.log.read(start=result.position, stop=result.position)
+            assert getattr(carried.data, "fact_id", None) == result.fact_id
         elif facts:
             position = memory.log.last_position()
             end = day(step.end) if step.end is not None else None

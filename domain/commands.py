@@ -334,7 +334,8 @@ def _translate(error: msgspec.ValidationError, fields: Mapping[str, Any] | None)
         )
     if "Object contains unknown field" in rule:
         unknown = rule.split("`")[1] if "`" in rule else field
-        return ValidationError(unknown, None, "is not a known field of this command")
+        given = fields.get(unknown) if fields is not None and field == "command" else None
+        return ValidationError(unknown, given, "is not a known field of this command")
     if "timezone component" in rule:
         return ValidationError(
             field, value, "is a naive datetime; give a timezone, e.g. 2024-01-01T00:00:00Z"

@@ -1,8 +1,10 @@
 """The assert decider: where a new assertion lands on its slot's valid-time timeline.
 
 At any valid time T a slot holds at most one believed version. An assertion whose object
-matches the version valid at its valid_from reinforces it; a different object closes that
-version at valid_from (superseding it) unless the conflict strategy keeps the old one; an
+matches the version valid at its valid_from, and ends where that version ends, reinforces
+it; a different object, or the same one said to end elsewhere (a bounded claim inside an
+open version, an open claim inside a bounded one), closes that version at valid_from
+(superseding it) unless the conflict strategy keeps the old one; an
 assertion earlier than later versions becomes a closed, historical version that ends
 where the next one starts.
 
@@ -63,16 +65,17 @@ def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> D
     """Decide the events that put `proposal` on the slot's timeline."""
     start = proposal.valid_from
     container, next_start = _around(state, start)
-    if container is not None and container.object_key == proposal.object_key:
-        return _reinforce(container, proposal)
+    same = container is not None and container.object_key == proposal.object_key
     end = _earlier(proposal.valid_until, next_start)
+    if container is not None and same and end == container.valid_until:
+        return _reinforce(container, proposal)
     if container is None:
         new_id = fact_id(proposal.slot_id, state.version + 1)
         outcome: Outcome = "created" if end is None else "historical"
         return Decision(
             events=[_asserted(proposal, new_id, end, outcome)], fact_id=new_id, outcome=outcome
         )
-    if strategy == "confidence" and proposal.confidence < container.confidence:
+    if not same and strategy == "confidence" and proposal.confidence < container.confidence:
         new_id = fact_id(proposal.slot_id, state.version + 1)
         return Decision(
             events=[_asserted(proposal, new_id, end, "alternative")],

@@ -718,3 +718,21 @@ def test_the_log_verifies_after_a_mix_of_writes(memory: Memory) -> None:
     assert report.ok
     assert report.events_checked == memory.log.last_position()
     assert report.first_bad_position is None
+
+
+@pytest.mark.parametrize("bounded_first", [False, True])
+def test_a_bounded_claim_about_the_same_object_ends_it_whichever_arrives_first(
+    memory: Memory, bounded_first: bool
+) -> None:
+    claims = [job("Acme", valid_from=year(2015)), job("Acme", valid_from=year(2021))]
+    claims[1]["valid_until"] = year(2022)  # "Alice worked at Acme 2021-2022"
+    for claim in reversed(claims) if bounded_first else claims:
+        memory.assert_fact(**claim)
+
+    def at(when: int) -> list[str | None]:
+        return [f.object for f in memory.facts_about("Alice", valid_at=year(when))]
+
+    assert (at(2016), at(2021), at(2023)) == (["Acme"], ["Acme"], [])
+    assert current_of(memory, "works_at") == []
+    ends = [e.data.valid_until for e in memory.events(tags=["fact-asserted.v1"])]
+    assert year(2022) in ends  # the end given is in the log, not lost in a reinforcement

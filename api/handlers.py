@@ -35,11 +35,10 @@ from apexmem.domain.names import (
     normalize_relation,
 )
 from apexmem.domain.ontology import Ontology, Resolved
-from apexmem.domain.timeline import Decision, Proposal, Strategy, decide_assert
+from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.base import Event
 from apexmem.events.errors import NotFoundError, ValidationError
-from apexmem.events.fact import FactSuperseded
 from apexmem.events.log import LogAccess
 from apexmem.events.policy import DecayRateSet, RelationMapped
 from apexmem.logs import get_logger
@@ -166,7 +165,7 @@ def _assert(context: Context, command: AssertFact) -> Result:
     )
     state = staging.state("slot", slot)
     decision = decide_assert(state, proposal, context.strategy)
-    verdicts: list[Event] = []
+    verdicts: list[Event] | None = None
     if staging.similar is not None and staging.similar.beliefs:  # closes go first
         revision = revise(staging.similar, staging, proposal, decision, meta)
         if revision.ends is not None and (
@@ -175,7 +174,7 @@ def _assert(context: Context, command: AssertFact) -> Result:
             proposal = msgspec.structs.replace(proposal, valid_until=revision.ends)
             decision = decide_assert(state, proposal, context.strategy)
             verdicts = revision.verdicts
-    index = _carrying(decision, staging.emit("slot", slot, decision.events, meta))
+    index = staging.emit("slot", slot, decision.events, meta) - decision.after
     if verdicts:  # after the fact they name
         staging.emit("slot", slot, verdicts, meta)
     return FactRef(
@@ -187,21 +186,6 @@ def _assert(context: Context, command: AssertFact) -> Result:
         outcome=decision.outcome,
         supersedes=decision.supersedes,
     )
-
-
-def _carrying(decision: Decision, last: int) -> int:
-    """The index of the event that carries the decision's fact, given the index of its last.
-
-    Usually the last one; a late version that splits one the slot saw restart is asserted
-    before the continuation that ends the split.
-    """
-    events = decision.events
-    for back, event in enumerate(reversed(events)):
-        if getattr(event, "fact_id", None) == decision.fact_id and not isinstance(
-            event, FactSuperseded
-        ):
-            return last - back
-    return last
 
 
 def _proposal(

@@ -279,12 +279,13 @@ def _fields_of(line: bytes | str) -> Mapping[str, Any] | None:
 
 
 def _check(command: C) -> C:
-    for name, limit in _limits(type(command)):
+    limits, times = _checked_fields(type(command))
+    for name, limit in limits:
         value = getattr(command, name)
         # A character is at most 4 UTF-8 bytes: only long strings need encoding to tell.
         if isinstance(value, str) and len(value) * 4 > limit and len(value.encode()) > limit:
             raise ValidationError(name, _clip(value), f"is longer than {limit} bytes")
-    for name in _times(type(command)):
+    for name in times:
         value = getattr(command, name)
         if value is not None and value.year in (1, 9999):  # only these can leave the range
             require_aware(name, value)
@@ -296,15 +297,15 @@ def _check(command: C) -> C:
 
 
 @cache
-def _limits(kind: type) -> tuple[tuple[str, int], ...]:
-    """The byte limits of the fields `kind` has (looking up a field a struct lacks raises and
-    catches an AttributeError inside `getattr`: slow, once per command)."""
+def _checked_fields(kind: type) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+    """The fields of `kind` with a byte limit (and the limit), and those holding a time.
+
+    Only fields the kind has: looking up one a struct lacks raises and catches an
+    AttributeError inside `getattr`, slow once per command.
+    """
     fields = msgspec.structs.fields(kind)
-    return tuple((f.name, _BYTE_LIMITS[f.name]) for f in fields if f.name in _BYTE_LIMITS)
-
-
-def _times(kind: type) -> tuple[str, ...]:
-    return _fields_holding(kind, msgspec.inspect.DateTimeType)
+    limits = tuple((f.name, _BYTE_LIMITS[f.name]) for f in fields if f.name in _BYTE_LIMITS)
+    return limits, _fields_holding(kind, msgspec.inspect.DateTimeType)
 
 
 def _check_assert(command: AssertFact) -> None:

@@ -59,6 +59,9 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     fact_id: UUID
     outcome: Outcome | Literal["reinforced"]
     supersedes: UUID | None = None
+    after: int = 0
+    """Events after the one that carries `fact_id` (the continuation a late version splits
+    off a restarted one); usually none."""
 
 
 def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> Decision:
@@ -91,9 +94,14 @@ def decide_assert(state: SlotState, proposal: Proposal, strategy: Strategy) -> D
     outcome = "superseded" if end is None else "historical"
     asserted = _asserted(proposal, new_id, end, outcome, supersedes=old_id)
     events: list[Event] = [close, asserted]
-    if restarts:
-        events += _continuation(container, proposal, state.version + 3, restarts)
-    return Decision(events=events, fact_id=new_id, outcome=outcome, supersedes=old_id)
+    continued = _continuation(container, proposal, state.version + 3, restarts) if restarts else []
+    return Decision(
+        events=[*events, *continued],
+        fact_id=new_id,
+        outcome=outcome,
+        supersedes=old_id,
+        after=len(continued),
+    )
 
 
 def _earlier(a: datetime | None, b: datetime | None) -> datetime | None:

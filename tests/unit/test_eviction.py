@@ -57,6 +57,16 @@ def memory(tmp_path: Path, clock: Clock) -> Iterator[Memory]:
     mem.close()
 
 
+def capped(tmp_path: Path, clock: Clock, entities: int) -> Memory:
+    """A memory in `tmp_path/mem` keeping at most `entities` entities."""
+    return Memory.open(
+        tmp_path / "mem",
+        clock=clock,
+        embedder=HashingEmbedder(),
+        settings=settings(max_entities=entities),
+    )
+
+
 def job(employer: str, since: datetime) -> dict[str, Any]:
     return {
         "subject": "Alice",
@@ -104,12 +114,7 @@ def test_an_orphan_last_seen_200_days_ago_is_archived(memory: Memory, clock: Clo
 
 
 def test_five_isolated_entities_with_a_cap_of_three_lose_two(tmp_path: Path, clock: Clock) -> None:
-    with Memory.open(
-        tmp_path / "mem",
-        clock=clock,
-        embedder=HashingEmbedder(),
-        settings=settings(max_entities=3),
-    ) as memory:
+    with capped(tmp_path, clock, 3) as memory:
         for name in ("Ann", "Ben", "Cat", "Dan", "Eve"):
             memory.observe_entity(name=name, entity_type="person")
             clock.days(1)
@@ -124,12 +129,7 @@ def test_five_isolated_entities_with_a_cap_of_three_lose_two(tmp_path: Path, clo
 def test_the_cap_drops_the_least_connected_then_least_recent_with_their_facts(
     tmp_path: Path, clock: Clock
 ) -> None:
-    with Memory.open(
-        tmp_path / "mem",
-        clock=clock,
-        embedder=HashingEmbedder(),
-        settings=settings(max_entities=1),
-    ) as memory:
+    with capped(tmp_path, clock, 1) as memory:
         fact = memory.assert_fact(**job("Acme", START))
         clock.days(1)
         memory.observe_entity(name="Newcomer", entity_type="person")
@@ -217,12 +217,7 @@ def test_observing_an_archived_entity_or_version_again_brings_it_back(
 def test_history_of_an_archived_entity_lists_its_events_and_its_archive(
     tmp_path: Path, clock: Clock
 ) -> None:
-    with Memory.open(
-        tmp_path / "mem",
-        clock=clock,
-        embedder=HashingEmbedder(),
-        settings=settings(max_entities=2),
-    ) as memory:
+    with capped(tmp_path, clock, 2) as memory:
         memory.assert_fact(**job("Globex", START))
         memory.observe_entity(name="Acme", entity_type="organization")
         memory.observe_entity(name="Lagger", entity_type="person")

@@ -239,7 +239,7 @@ def _observe(context: Context, command: ObserveEntity) -> Result:
     index = resolved.index
     if not resolved.created:  # an archived entity observed again is back, by an event
         entity = resolved.entity_id
-        events = decide_revival(staging.current("entity", entity))
+        events = decide_revival(staging.state("entity", entity))
         if events:
             index = staging.emit("entity", entity, events, meta)
     return EntityRef(position=index, entity_id=resolved.entity_id, created=resolved.created)

@@ -102,21 +102,6 @@ class Staging:
         self._streams.append(stream)
         return cached
 
-    def current(self, kind: Kind, stream: UUID) -> Any:
-        """`state`, with the events other writers appended since the cache folded it.
-
-        For a decision that may append nothing (a stale state there never conflicts): an
-        eviction archives through the log, not through this writer's cache.
-        """
-        state = self.state(kind, stream)
-        if self._complete:
-            return state
-        newer = self._log.read_stream(stream, after_version=state.version)
-        if newer:
-            state = fold(_FOLDS[kind][1], state, (e.data for e in newer))
-            self._states[stream.int] = state
-        return state
-
     def load(self, kind: Kind, streams: Iterable[UUID]) -> None:
         """Read every stream neither the batch nor the cache holds, in one read, into the batch.
 

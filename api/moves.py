@@ -134,6 +134,4 @@ def _key(slot: UUID, data: FactAsserted) -> SlotKey:
         subject_id=data.subject_id,
         relation=data.relation,
         edge_type=data.edge_type,
-        object_id=data.object_id,
-        value=data.value,
     )

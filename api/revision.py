@@ -79,17 +79,16 @@ def revise(
     for (slot, version), score in zip(candidates, scores, strict=True):
         if float(score) < similar.contradiction:
             continue
-        starts, model = proposal.valid_from, similar.model
+        starts, model, found = proposal.valid_from, similar.model, float(score)
         events = decide_revision(
-            version, by=decision.fact_id, starts=starts, score=float(score), model=model
-        )
-        late = decide_late(
-            version, fact=decision.fact_id, starts=starts, score=float(score), model=model
+            version, by=decision.fact_id, starts=starts, score=found, model=model
         )
         if events:
             staging.emit("slot", slot, events, meta)
             closed += 1
-        elif late is not None:
+            continue
+        late = decide_late(version, fact=decision.fact_id, starts=starts, score=found, model=model)
+        if late is not None:  # the new fact starts before this belief: it ends there
             ends = late[0] if ends is None else min(ends, late[0])
             verdicts.append(late[1])
     return Revision(closed=closed, ends=ends, verdicts=verdicts)

@@ -1,4 +1,4 @@
-"""The slots an entity's facts live in, as subject or object, with what keys each slot."""
+"""The slots an entity's facts live in, as subject or object, with what each slot is of."""
 
 from __future__ import annotations
 
@@ -13,15 +13,13 @@ __all__ = ["SlotKey", "slots_touching"]
 
 
 class SlotKey(msgspec.Struct, frozen=True):
-    """What a slot is the slot of: its subject, relation and edge type, and the object or
-    value its first fact named (only a multi-valued slot's key holds them)."""
+    """What a slot is the slot of: its subject, relation and edge type (each version in it
+    names its own object or value)."""
 
     slot_id: UUID
     subject_id: UUID
     relation: str
     edge_type: str
-    object_id: UUID | None
-    value: str | None
 
 
 def slots_touching(connection: Connection, entity: UUID) -> list[SlotKey]:
@@ -32,8 +30,6 @@ def slots_touching(connection: Connection, entity: UUID) -> list[SlotKey]:
             facts.c.subject_id,
             facts.c.relation,
             facts.c.edge_type,
-            facts.c.object_id,
-            facts.c.value,
         )
         .where(or_(facts.c.subject_id == entity, facts.c.object_id == entity))
         .order_by(facts.c.position)

@@ -3,6 +3,8 @@ archive events rebuild into the same read models."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -80,28 +82,42 @@ def capped(cap: int) -> Settings:
     return msgspec.structs.replace(base, memory=memory)
 
 
+@contextmanager
+def played(
+    factory: pytest.TempPathFactory, clock: list[datetime], taken: list[tuple[Any, ...]], cap: int
+) -> Iterator[Memory]:
+    """A fresh memory on `clock`, entities capped at `cap`, with the steps applied."""
+    directory = factory.mktemp("evict") / "mem"
+    with Memory.open(
+        directory, clock=lambda: clock[0], embedder=HashingEmbedder(), settings=capped(cap)
+    ) as memory:
+        for step in taken:
+            apply(memory, clock, step)
+        yield memory
+
+
+def rebuilt_beside(memory: Memory) -> tuple[Any, Any]:
+    """The read models as projected so far, then as a rebuild projects them."""
+    with memory.store.read() as connection:
+        incremental = dump(connection)
+    memory.rebuild()
+    with memory.store.read() as connection:
+        return incremental, dump(connection)
+
+
 @settings(max_examples=12)
 @given(steps, st.sampled_from((0, 2, 4)), st.integers(min_value=0, max_value=300))
 def test_eviction_changes_no_view_of_an_earlier_moment_and_rebuilds_the_same(
     tmp_path_factory: pytest.TempPathFactory, taken: list[tuple[Any, ...]], cap: int, later: int
 ) -> None:
     clock = [START]
-    directory = tmp_path_factory.mktemp("evict") / "mem"
-    with Memory.open(
-        directory, clock=lambda: clock[0], embedder=HashingEmbedder(), settings=capped(cap)
-    ) as memory:
-        for step in taken:
-            apply(memory, clock, step)
+    with played(tmp_path_factory, clock, taken, cap) as memory:
         before = clock[0]
         seen = views(memory, before)
         clock[0] += timedelta(days=later, seconds=1)
 
         memory.evict()
-        with memory.store.read() as connection:
-            incremental = dump(connection)
-        memory.rebuild()
-        with memory.store.read() as connection:
-            rebuilt = dump(connection)
+        incremental, rebuilt = rebuilt_beside(memory)
 
         assert views(memory, before) == seen
         assert rebuilt == incremental
@@ -114,23 +130,14 @@ def test_evicted_entities_keep_their_history_and_an_observation_brings_each_back
     tmp_path_factory: pytest.TempPathFactory, taken: list[tuple[Any, ...]], cap: int, later: int
 ) -> None:
     clock = [START]
-    directory = tmp_path_factory.mktemp("evict") / "mem"
-    with Memory.open(
-        directory, clock=lambda: clock[0], embedder=HashingEmbedder(), settings=capped(cap)
-    ) as memory:
-        for step in taken:
-            apply(memory, clock, step)
+    with played(tmp_path_factory, clock, taken, cap) as memory:
         clock[0] += timedelta(days=later, seconds=1)
         gone = memory.evict().entities
 
         archived = [memory.history(entity=e.name, entity_type=e.entity_type) for e in gone]
         for e in gone:
             memory.observe_entity(name=e.name, entity_type=e.entity_type)
-        with memory.store.read() as connection:
-            incremental = dump(connection)
-        memory.rebuild()
-        with memory.store.read() as connection:
-            rebuilt = dump(connection)
+        incremental, rebuilt = rebuilt_beside(memory)
 
         assert all(h and h[-1].tag == "entity-archived.v1" for h in archived)
         shown = {(e.name, e.entity_type) for e in memory.entities(limit=100)}

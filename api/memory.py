@@ -102,6 +102,8 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         if self.store.set_aside is not None:
             kept, error = self.store.set_aside
             _logger.warning("readmodels.damaged", kept=str(kept), error=error, rebuilding=True)
+        if self.store.relaid_from is not None:
+            _logger.warning("readmodels.relaid", layout=self.store.relaid_from, rebuilding=True)
         self.runner = Runner(self.log, self.store, batch_size=settings.memory.projection.batch_size)
         self.similarity: Similarity | None = None
         """The vector side (None when `[memory.vectors] enabled = false`)."""

@@ -108,7 +108,16 @@ def _entity_merged(event: RecordedEvent, data: EntityMerged) -> list[Change]:
 
 
 def _entity_archived(event: RecordedEvent, data: EntityArchived) -> list[Change]:
-    return [Touch(data.entity_id, {"archived_at": event.recorded_at})]
+    archive = {
+        "entity_id": data.entity_id,
+        "position": event.position,
+        "archived_at": event.recorded_at,
+        "revived_at": None,  # until the entity is observed again
+    }
+    return [
+        Touch(data.entity_id, {"archived_at": event.recorded_at}),
+        Insert("entity_archives", archive),
+    ]
 
 
 def _entity_matched(event: RecordedEvent, data: EntityMatched) -> list[Change]:

@@ -37,6 +37,7 @@ from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.community_apply import apply_community_changes
 from apexmem.readmodels.tables import (
     entities,
+    entity_archives,
     facts,
     metadata,
     retrievals,
@@ -65,6 +66,11 @@ class _Batch:
         self.links: dict[tuple[UUID, UUID], dict[str, Any]] = {}
         """The first event of this batch that named each episode, and each (episode, entity)."""
         self.communities: list[CommunityChange] = []
+        self.archives: dict[UUID, dict[str, Any]] = {}
+        """The last archive interval this batch opened for each entity."""
+        self.seen: dict[UUID, Any] = {}
+        """Each entity observed in this batch outside an archive it opened -> the first time:
+        when an archive left open by an earlier batch ended, if one did."""
 
 
 def apply_changes(connection: Connection, changes: Sequence[Change]) -> None:
@@ -122,6 +128,8 @@ def _insert(batch: _Batch, change: Insert) -> None:
         batch.new_facts.append(row)
     elif change.table == "entities":
         batch.new_entities[row["entity_id"]] = row
+    elif change.table == "entity_archives":
+        batch.archives[row["entity_id"]] = row
 
 
 def _revise(batch: _Batch, change: Revise) -> None:
@@ -160,10 +168,17 @@ def _ignoring_duplicates(connection: Connection, name: str) -> Any:
 
 
 def _touch(batch: _Batch, change: Touch) -> None:
-    target = batch.new_entities.get(change.entity_id)
+    entity_id, values = change.entity_id, change.values
+    if "archived_at" in values and values["archived_at"] is None:  # observed: not archived
+        archive = batch.archives.get(entity_id)
+        if archive is None:
+            batch.seen.setdefault(entity_id, values["last_seen"])
+        elif archive["revived_at"] is None:
+            archive["revived_at"] = values["last_seen"]
+    target = batch.new_entities.get(entity_id)
     if target is None:
-        target = batch.touched.setdefault(change.entity_id, {})
-    target.update(change.values)
+        target = batch.touched.setdefault(entity_id, {})
+    target.update(values)
 
 
 def _retrieved(batch: _Batch, change: Retrieved) -> None:
@@ -244,6 +259,8 @@ def _recount_statement(connection: Connection) -> UpdateBase:
 
 
 def _flush(connection: Connection, batch: _Batch) -> None:
+    if batch.seen:  # before this batch's archives are written: they are not ended by it
+        _end_archives(connection, batch.seen)
     if batch.episodes:
         batch.inserts["episodes"] = list(batch.episodes.values())
     if batch.links:
@@ -272,6 +289,37 @@ def _flush(connection: Connection, batch: _Batch) -> None:
             facts=batch.new_facts,
             messages=batch.inserts.get("messages", []),
         ),
+    )
+
+
+def _end_archives(connection: Connection, seen: dict[UUID, Any]) -> None:
+    """End the archives earlier batches left open of the entities this batch observed."""
+    if connection.execute(_ANY_OPEN_ARCHIVE).first() is None:  # the usual case: none
+        return
+    open_ids = connection.execute(_OPEN_ARCHIVES).scalars()
+    ended = [{"b_id": e, "b_at": seen[e]} for e in open_ids if e in seen]
+    if ended:
+        write_rows(connection, "end_archives", _end_archive_statement, ended)
+
+
+_ANY_OPEN_ARCHIVE: Final = (
+    select(entity_archives.c.entity_id).where(entity_archives.c.revived_at.is_(None)).limit(1)
+)
+_OPEN_ARCHIVES: Final = select(entity_archives.c.entity_id).where(
+    entity_archives.c.revived_at.is_(None)
+)
+
+
+def _end_archive_statement() -> UpdateBase:
+    return (
+        update(entity_archives)
+        .where(
+            and_(
+                entity_archives.c.entity_id == bindparam("b_id"),
+                entity_archives.c.revived_at.is_(None),
+            )
+        )
+        .values(revived_at=bindparam("b_at"))
     )
 
 

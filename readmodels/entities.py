@@ -12,11 +12,11 @@ from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import Column, ColumnElement, Connection, and_, or_, select
+from sqlalchemy import Column, ColumnElement, Connection, and_, exists, or_, select
 
 from apexmem.domain.names import normalize
 from apexmem.readmodels.rows import EntityRow
-from apexmem.readmodels.tables import aliases, entities
+from apexmem.readmodels.tables import aliases, entities, entity_archives
 
 __all__ = ["all_entities", "entity_groups", "find_entities", "names_of"]
 
@@ -219,10 +219,25 @@ def _rows(
 
 
 def _not_archived(known_at: datetime | None) -> ColumnElement[bool]:
-    """Not archived now, or not yet archived at `known_at`."""
+    """Not archived now, or not archived as known at `known_at`."""
     if known_at is None:
         return entities.c.archived_at.is_(None)
-    return or_(entities.c.archived_at.is_(None), entities.c.archived_at > known_at)
+    return ~archived_then(known_at)
+
+
+def archived_then(known_at: Any) -> ColumnElement[bool]:
+    """An `entities` row's entity was archived as known at `known_at` (a time, or a bound
+    parameter): an archive recorded by then that no observation recorded by then ended.
+
+    Not `entities.archived_at`: an entity observed again is no longer archived now, and was
+    during its archive.
+    """
+    archive = entity_archives.c
+    return exists().where(
+        archive.entity_id == entities.c.entity_id,
+        archive.archived_at <= known_at,
+        or_(archive.revived_at.is_(None), archive.revived_at > known_at),
+    )
 
 
 def _alias_names(

@@ -19,6 +19,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from sqlalchemy import (
+    BigInteger,
     ClauseElement,
     ColumnElement,
     Connection,
@@ -28,13 +29,13 @@ from sqlalchemy import (
     Uuid,
     bindparam,
     case,
-    or_,
     select,
     type_coerce,
 )
 
 from apexmem.domain.search_text import search_terms
 from apexmem.readmodels.decay import Fading
+from apexmem.readmodels.entities import archived_then
 from apexmem.readmodels.facts import believed, fact_states
 from apexmem.readmodels.fulltext import (
     among,
@@ -116,9 +117,7 @@ _NAMES: Final = select(entities.c.entity_id, entities.c.name, entities.c.entity_
     entities.c.entity_id.in_(bindparam("ids", expanding=True))
 )
 _SHOWN_NOW: Final = _NAMES.where(entities.c.archived_at.is_(None))
-_SHOWN_THEN: Final = _NAMES.where(
-    or_(entities.c.archived_at.is_(None), entities.c.archived_at > bindparam("known_at"))
-)
+_SHOWN_THEN: Final = _NAMES.where(~archived_then(bindparam("known_at")))
 
 
 def search_entities(
@@ -220,7 +219,7 @@ def _entity_states(known: bool) -> ClauseElement:
     archived: ColumnElement[bool] = entities.c.archived_at.is_not(None)
     if known:
         merged = merged & (stored_time(entities.c.merged_at) <= bindparam("known_at"))
-        archived = archived & (stored_time(entities.c.archived_at) <= bindparam("known_at"))
+        archived = archived_then(bindparam("known_at", type_=BigInteger))
     return select(
         as_stored(entities.c.entity_id),
         entities.c.name,

@@ -20,7 +20,7 @@ from apexmem.events.sqlite import is_damaged
 from apexmem.readmodels import fulltext
 from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared
-from apexmem.readmodels.tables import metadata, tracking
+from apexmem.readmodels.tables import GRAPH, LAYOUT, layout, metadata, tracking
 
 __all__ = ["PROGRESS_STEPS", "ReadModelStore", "dump", "time_limited", "tracked_position"]
 
@@ -45,6 +45,8 @@ class ReadModelStore:
         self.path = Path(path)
         self.set_aside: tuple[Path, str] | None = None
         """Where a damaged file found on open was moved, and SQLite's error (else None)."""
+        self.relaid_from: int | None = None
+        """The layout found on open when it was another (the graph is projected again)."""
         self.engine = _engine(self.path)
         try:
             self._create()
@@ -60,8 +62,31 @@ class ReadModelStore:
 
     def _create(self) -> None:
         metadata.create_all(self.engine)
-        with self.engine.begin() as connection:  # a bulk load cut short leaves them out
-            self.create_indexes(connection)
+        with self.engine.connect() as connection:
+            connection.execution_options(immediate=True)  # one process lays out at a time
+            with connection.begin():
+                self._lay_out(connection)
+                self.create_indexes(connection)  # a bulk load cut short leaves them out
+
+    def _lay_out(self, connection: Connection) -> None:
+        """Start the graph's tables again when they were projected with another layout.
+
+        Read models are derived: the runner projects the whole log into the new tables.
+        Other projections' tables (the vectors) and tracking rows are kept.
+        """
+        found = connection.execute(select(layout.c.version)).scalar()
+        if found == LAYOUT:
+            return
+        others = select(tracking).where(tracking.c.projection != GRAPH)
+        kept = [dict(r._mapping) for r in connection.execute(others)]
+        projected = connection.execute(select(tracking.c.position)).first() is not None
+        if found is None and not projected:  # a new store
+            connection.execute(insert(layout).values(version=LAYOUT))
+            return
+        self.reset(connection)
+        if kept:
+            connection.execute(insert(tracking), kept)
+        self.relaid_from = found if found is not None else 1
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -111,6 +136,7 @@ class ReadModelStore:
         for table in reversed(metadata.sorted_tables):
             connection.exec_driver_sql(f'DROP TABLE IF EXISTS "{table.name}"')
         metadata.create_all(connection)
+        connection.execute(insert(layout).values(version=LAYOUT))
         fulltext.ensure(connection)
 
 

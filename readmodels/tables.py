@@ -28,17 +28,20 @@ from apexmem.events.timeutil import EPOCH, from_micros, require_aware, to_micros
 
 __all__ = [
     "GRAPH",
+    "LAYOUT",
     "UtcMicros",
     "aliases",
     "communities",
     "community_members",
     "decay_rates",
     "entities",
+    "entity_archives",
     "entity_matches",
     "episode_entities",
     "episodes",
     "extractions",
     "facts",
+    "layout",
     "mentions",
     "messages",
     "metadata",
@@ -86,6 +89,17 @@ class UtcMicros(TypeDecorator[datetime]):
 
 metadata = MetaData()
 
+layout = Table(
+    "layout",
+    metadata,
+    Column("version", BigInteger, primary_key=True),
+)
+"""One row: the version of these tables' layout the rows were projected with."""
+
+LAYOUT: Final = 2
+"""The layout these tables have (1: before `layout` and `entity_archives`). A store found with
+another is projected again from the log on open."""
+
 tracking = Table(
     "tracking",
     metadata,
@@ -115,6 +129,24 @@ Index(
     postgresql_where=entities.c.merged_into.is_not(None),
 )
 """Merged entities only (few): who was merged into an entity, without reading the others."""
+
+entity_archives = Table(
+    "entity_archives",
+    metadata,
+    Column("entity_id", Uuid, primary_key=True),
+    Column("position", BigInteger, primary_key=True),
+    Column("archived_at", UtcMicros, nullable=False),
+    Column("revived_at", UtcMicros),
+)
+Index(
+    "entity_archives_open",
+    entity_archives.c.entity_id,
+    sqlite_where=entity_archives.c.revived_at.is_(None),
+    postgresql_where=entity_archives.c.revived_at.is_(None),
+)
+"""Every time an entity was archived by eviction (`position`: the archive event) until the
+event that observed it again (`revived_at`, None while it stays archived). `entities.archived_at`
+says whether it is archived now; these intervals say whether it was as known at any time."""
 
 aliases = Table(
     "aliases",

@@ -60,10 +60,12 @@ def views(memory: Memory, known_at: datetime) -> list[Any]:
     """Everything a view of `known_at` shows (faded facts included), at several valid times.
 
     A fact state is compared without `expired_at`: when the state ended is learned later
-    (by the archive, as by any later revision); the state itself is what was known.
+    (by the archive, as by any later revision); the state itself is what was known. So is
+    an entity without `last_seen`, which a later observation moves.
     """
     view = memory.as_of(known_at=known_at)
-    shown: list[Any] = [view.entities(limit=100)]
+    entities = view.entities(limit=100)
+    shown: list[Any] = [[msgspec.structs.replace(e, last_seen=e.first_seen) for e in entities]]
     for name in PEOPLE + PLACES:
         rows = view.facts_about(name, include_faded=True)
         for days in (-300, -100, 0):
@@ -133,11 +135,16 @@ def test_evicted_entities_keep_their_history_and_an_observation_brings_each_back
     with played(tmp_path_factory, clock, taken, cap) as memory:
         clock[0] += timedelta(days=later, seconds=1)
         gone = memory.evict().entities
+        during = clock[0]
+        seen = views(memory, during)
+        clock[0] += timedelta(seconds=1)
 
         archived = [memory.history(entity=e.name, entity_type=e.entity_type) for e in gone]
         for e in gone:
             memory.observe_entity(name=e.name, entity_type=e.entity_type)
         incremental, rebuilt = rebuilt_beside(memory)
+
+        assert views(memory, during) == seen  # back now, archived then
 
         assert all(h and h[-1].tag == "entity-archived.v1" for h in archived)
         shown = {(e.name, e.entity_type) for e in memory.entities(limit=100)}

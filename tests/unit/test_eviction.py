@@ -214,6 +214,37 @@ def test_observing_an_archived_entity_or_version_again_brings_it_back(
     assert [(f.object, f.standing) for f in past] == [("Acme", "believed")]
 
 
+def test_a_view_of_a_moment_during_an_archive_leaves_the_entity_out_after_it_is_back(
+    memory: Memory, clock: Clock, tmp_path: Path
+) -> None:
+    memory.observe_entity(name="Lonely", entity_type="person", summary="keeps to herself")
+    before = clock.days(100)
+    clock.days(100)
+    memory.evict()
+    during = clock.days(10)
+    clock.days(10)
+    memory.observe_entity(name="Lonely", entity_type="person")  # back
+    after = clock.days(10)
+
+    def shown(moment: datetime) -> tuple[list[str], list[str]]:
+        then = memory.as_of(known_at=moment)
+        return [e.name for e in then.entities()], [h.name for h in then.search_entities("lonely")]
+
+    replayed = memory.replay(until=during, into=tmp_path / "then")
+    with replayed:
+        in_replay = names(replayed), [h.name for h in replayed.search_entities("lonely")]
+
+    assert shown(before) == (["Lonely"], ["Lonely"])
+    assert shown(during) == ([], []) == in_replay
+    assert shown(after) == (["Lonely"], ["Lonely"])
+    with memory.store.read() as connection:
+        incremental = dump(connection)
+    memory.rebuild()
+    with memory.store.read() as connection:
+        assert dump(connection) == incremental
+    assert shown(during) == ([], [])
+
+
 def test_history_of_an_archived_entity_lists_its_events_and_its_archive(
     tmp_path: Path, clock: Clock
 ) -> None:

@@ -142,7 +142,7 @@ def _read(
         retention_days=retention_days,
         max_entities=max_entities,
         expired=expired_versions(connection, ended_before=cutoff),
-        activity=entity_activity(connection),
+        activity=entity_activity(connection, now=now),
     )
     if capped:
         members = [m for group in entity_groups(connection, capped).values() for m in group]
@@ -150,7 +150,7 @@ def _read(
         chosen = {f.fact_id for f in plan.facts}
         extra = [
             FactChoice(fact, slot, reason)
-            for fact, slot in active_facts_of(connection, members)
+            for fact, slot in active_facts_of(connection, members, now=now)
             if fact not in chosen
         ]
         plan = msgspec.structs.replace(plan, facts=[*plan.facts, *extra])

@@ -13,7 +13,7 @@ from uuid import UUID
 
 import msgspec
 
-from apexmem.events.base import MAX_KEY_BYTES, Event
+from apexmem.events.base import MAX_KEY_BYTES, MAX_REF_BYTES, Event
 from apexmem.events.catalogue import tag_of
 from apexmem.events.chain import GENESIS, links
 from apexmem.events.chainrows import (
@@ -616,6 +616,14 @@ def _records(
     located_classes = _LOCATED
     for i, e in enumerate(events):
         data = e.data
+        actor, episode, cause = e.actor, e.episode, e.cause
+        # Four bytes a character at most: a short string is within the limit unencoded.
+        if (actor is not None and (type(actor) is not str or len(actor) > _SHORT_REF)) or (
+            episode is not None and (type(episode) is not str or len(episode) > _SHORT_REF)
+        ):
+            _check_refs(i, actor, episode)
+        if cause is not None and type(cause) is not str:
+            raise ValidationError(f"[{i}].cause", cause, "is not a string")
         tags.append(tag_of(data))
         states.append(
             encode(
@@ -641,6 +649,23 @@ def _records(
     hashes = links(chain, zip(raw, versions, tags, states, strict=True))
     bound = blobs(streams) if ids.binary else streams
     return list(zip(bound, versions, tags, blobs(states), strict=True)), hashes
+
+
+_SHORT_REF: Final = MAX_REF_BYTES // 4
+
+
+def _check_refs(i: int, actor: object, episode: object) -> None:
+    """An event's actor and episode are strings of at most MAX_REF_BYTES bytes (or None):
+    anything else would be written and then fail every read of the log."""
+    for field, value in (("actor", actor), ("episode", episode)):
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ValidationError(f"[{i}].{field}", value, "is not a string")
+        if len(value.encode()) > MAX_REF_BYTES:
+            raise ValidationError(
+                f"[{i}].{field}", value, f"is longer than {MAX_REF_BYTES} bytes (UTF-8)"
+            )
 
 
 def _raw(record: tuple[Any, ...] | None, link: ChainLink | None) -> RawRecord:

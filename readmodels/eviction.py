@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Final
 from uuid import UUID
 
-from sqlalchemy import Connection, func, or_, select, union_all
+from sqlalchemy import ColumnElement, Connection, func, or_, select, union_all
 
 from apexmem.domain.eviction import EntityActivity, ExpiredVersion
 from apexmem.readmodels.facts import fact_states
@@ -24,12 +24,16 @@ __all__ = [
 ]
 
 _CHUNK: Final = 400
-_ACTIVE: Final = (
-    facts.c.expired_at.is_(None),
-    facts.c.standing == "believed",
-    facts.c.valid_until.is_(None),
-)
-"""The open row of a believed, open-ended version: an active fact."""
+
+
+def _active(now: datetime) -> tuple[ColumnElement[bool], ...]:
+    """The open row of a believed version valid now or later: an active fact (one that
+    ends in valid time after `now` is as active as an open-ended one until then)."""
+    return (
+        facts.c.expired_at.is_(None),
+        facts.c.standing == "believed",
+        or_(facts.c.valid_until.is_(None), facts.c.valid_until > now),
+    )
 
 
 def expired_versions(connection: Connection, *, ended_before: datetime) -> list[ExpiredVersion]:
@@ -45,9 +49,9 @@ def expired_versions(connection: Connection, *, ended_before: datetime) -> list[
     return [ExpiredVersion(*row) for row in connection.execute(statement)]
 
 
-def entity_activity(connection: Connection) -> list[EntityActivity]:
-    """Every active entity (not merged away, not archived) with its active facts and when
-    it was last seen, the entities merged into it counted as part of it."""
+def entity_activity(connection: Connection, *, now: datetime) -> list[EntityActivity]:
+    """Every active entity (not merged away, not archived) with its facts active at `now`
+    and when it was last seen, the entities merged into it counted as part of it."""
     rows = connection.execute(
         select(
             entities.c.entity_id,
@@ -58,10 +62,11 @@ def entity_activity(connection: Connection) -> list[EntityActivity]:
     ).all()
     into = {r.entity_id: r.merged_into for r in rows if r.merged_into is not None}
     root = {r.entity_id: _root(r.entity_id, into) for r in rows}
+    active_now = _active(now)
     ends = union_all(
-        select(facts.c.subject_id.label("entity_id")).where(*_ACTIVE),
+        select(facts.c.subject_id.label("entity_id")).where(*active_now),
         select(facts.c.object_id.label("entity_id")).where(
-            *_ACTIVE, facts.c.object_id.is_not(None)
+            *active_now, facts.c.object_id.is_not(None)
         ),
     ).subquery()
     counts = select(ends.c.entity_id, func.count()).group_by(ends.c.entity_id)
@@ -80,13 +85,15 @@ def entity_activity(connection: Connection) -> list[EntityActivity]:
     ]
 
 
-def active_facts_of(connection: Connection, ids: Sequence[UUID]) -> list[tuple[UUID, UUID]]:
-    """(fact id, slot id) of the active facts with any of `ids` at either end."""
+def active_facts_of(
+    connection: Connection, ids: Sequence[UUID], *, now: datetime
+) -> list[tuple[UUID, UUID]]:
+    """(fact id, slot id) of the facts active at `now` with any of `ids` at either end."""
     found: dict[UUID, UUID] = {}
     for i in range(0, len(ids), _CHUNK):
         part = list(ids[i : i + _CHUNK])
         statement = select(facts.c.fact_id, facts.c.slot_id).where(
-            or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)), *_ACTIVE
+            or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)), *_active(now)
         )
         found.update((r.fact_id, r.slot_id) for r in connection.execute(statement))
     return sorted(found.items())

@@ -144,6 +144,26 @@ def test_the_cap_drops_the_least_connected_then_least_recent_with_their_facts(
         assert [f.object for f in memory.as_of(known_at=START).facts_about("Alice")] == ["Acme"]
 
 
+def test_a_fact_that_ends_later_keeps_its_ends_and_is_capped_with_them(
+    tmp_path: Path, clock: Clock
+) -> None:
+    with capped(tmp_path, clock, 2) as memory:
+        until = START + timedelta(days=3650)
+        memory.assert_fact(
+            subject="Alice", relation="uses", object="Vim", object_type="tool", valid_until=until
+        )
+        clock.days(120)
+        memory.assert_fact(subject="Bob Stone", relation="knows", object="Carol")
+
+        done = memory.evict()
+
+        # Alice and Vim are no orphans (their fact holds until 2034); the cap takes the
+        # least recently seen with the facts that name them, bounded or not.
+        assert done.orphans == 0 and {e.name for e in done.entities} == {"Alice", "Vim"}
+        assert [f.fact for f in done.facts] == ["Alice uses Vim"]
+        assert memory.facts_about("Bob Stone") and not memory.facts_about("Vim")
+
+
 def test_a_dry_run_lists_what_would_go_and_appends_nothing(memory: Memory, clock: Clock) -> None:
     memory.observe_entity(name="Lonely", entity_type="person")
     clock.days(100)

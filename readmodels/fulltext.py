@@ -18,7 +18,7 @@ for why they went). A PostgreSQL variant replaces this module (tsvector columns)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
@@ -41,6 +41,7 @@ from apexmem.readmodels.prepared import Prepared
 __all__ = [
     "TABLES",
     "Rows",
+    "Window",
     "among",
     "any_query",
     "contents",
@@ -54,6 +55,7 @@ __all__ = [
     "messages_fts",
     "rank",
     "rarest",
+    "windows",
 ]
 
 _OPTIONS: Final = "tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'"
@@ -244,15 +246,12 @@ def _count(name: str) -> ClauseElement:
     return select(func.count()).select_from(inner)
 
 
-def _floor(name: str) -> ClauseElement:
+def _floor(name: str, below: bool) -> ClauseElement:
     index = _INDEXES[name]
-    return (
-        select(index.c.rowid)
-        .where(matches(index))
-        .order_by(index.c.rowid.desc())
-        .limit(1)
-        .offset(bindparam("cap"))
-    )
+    statement = select(index.c.rowid).where(matches(index))
+    if below:
+        statement = statement.where(index.c.rowid <= bindparam("ceiling"))
+    return statement.order_by(index.c.rowid.desc()).limit(1).offset(bindparam("cap"))
 
 
 _INDEXES: Final = {i.name: i for i in (entities_fts, facts_fts, messages_fts)}
@@ -288,5 +287,35 @@ def rarest(
     match = any_query(chosen, prefix=prefix)
     if total <= budget:
         return match, None
-    found = _FLOOR.rows(connection, {"match": match, "cap": budget}, index.name)
+    found = _FLOOR.rows(connection, {"match": match, "cap": budget}, index.name, False)
     return match, (found[0][0] if found else None)
+
+
+class Window(NamedTuple):
+    """Rows of a full-text index to rank: those `match` finds above `floor` and at or below
+    `ceiling` (None: no bound)."""
+
+    match: str
+    floor: int | None
+    ceiling: int | None
+
+
+def windows(
+    connection: Connection, index: TableClause, terms: Sequence[str], *, budget: int, prefix: bool
+) -> Iterator[Window]:
+    """`rarest`'s rows, newest first, in windows of about `budget` rows: the caller ranks
+    one and asks for the next while it has found fewer rows it can show than it wants.
+
+    Rows are keyed by log position, so the newest are the likeliest to be believed now;
+    but a question about an earlier moment (or a word whose newest sentences were all
+    withdrawn) needs older ones, which the first window alone would never reach.
+    """
+    match, floor = rarest(connection, index, terms, budget=budget, prefix=prefix)
+    if not match:
+        return
+    yield Window(match, floor, None)
+    while floor is not None:
+        params = {"match": match, "cap": budget, "ceiling": floor}
+        found = _FLOOR.rows(connection, params, index.name, True)
+        ceiling, floor = floor, (found[0][0] if found else None)
+        yield Window(match, floor, ceiling)

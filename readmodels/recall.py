@@ -31,7 +31,14 @@ from apexmem.readmodels.communities import communities_of as community_members_o
 from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.facts import rows_statement as facts_statement
-from apexmem.readmodels.fulltext import facts_fts, matches, messages_fts, rank, rarest
+from apexmem.readmodels.fulltext import (
+    Window,
+    facts_fts,
+    matches,
+    messages_fts,
+    rank,
+    windows,
+)
 from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time, stored_times
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.tables import UtcMicros, episodes, facts, messages, retrievals
@@ -53,11 +60,12 @@ __all__ = [
 
 _CHUNK: Final = 400
 RANKED_ROWS: Final = 500
-"""Rows one full-text question ranks at most. bm25 costs a few microseconds a matching row,
+"""Rows one full-text question ranks at once. bm25 costs a few microseconds a matching row,
 and a common word ("work", "use") matches tens of thousands of sentences in a large memory
 while telling almost nothing: a question's words are taken rarest first while their
 matches add up to this many (the rarest always), and a word commoner than that alone is
-ranked over its newest matches only."""
+ranked over its newest matches first, then over older ones this many at a time while
+fewer than the rows wanted can be shown (believed, valid and known when asked)."""
 _SPARE: Final = 3
 """Ranked rows read per candidate wanted at first; each further page is four times longer,
 up to every ranked row (a common word's matches are mostly superseded versions)."""
@@ -106,11 +114,13 @@ def fact_key_columns() -> list[Any]:
 _INDEXES: Final = {"facts": (facts_fts, "fact_id"), "messages": (messages_fts, "message_id")}
 
 
-def _ranked(name: str, floor: bool) -> ClauseElement:
+def _ranked(name: str, floor: bool, ceiling: bool) -> ClauseElement:
     index, key = _INDEXES[name]
     statement = select(index.c[key], rank(index).label("score")).where(matches(index))
     if floor:
         statement = statement.where(index.c.rowid > bindparam("floor"))
+    if ceiling:
+        statement = statement.where(index.c.rowid <= bindparam("ceiling"))
     return statement.order_by(rank(index).desc(), index.c.rowid).limit(bindparam("size"))
 
 
@@ -118,10 +128,11 @@ _RANKED: Final = Prepared(_ranked)
 
 
 def _ranked_ids(
-    connection: Connection, name: str, match: str, floor: int | None, size: int
+    connection: Connection, name: str, window: Window, size: int
 ) -> list[tuple[str, float]]:
-    params = {"match": match, "size": size, "floor": floor}
-    return [(r[0], r[1]) for r in _RANKED.rows(connection, params, name, floor is not None)]
+    params = {"match": window.match, "size": size, "floor": window.floor, "ceiling": window.ceiling}
+    shape = (window.floor is not None, window.ceiling is not None)
+    return [(r[0], r[1]) for r in _RANKED.rows(connection, params, name, *shape)]
 
 
 def _paged(
@@ -131,20 +142,30 @@ def _paged(
     size: int,
     visible: Any,
 ) -> list[tuple[Any, float]]:
-    """The best `size` ranked rows `visible` keeps (a page first, then every ranked row)."""
+    """The best `size` ranked rows `visible` keeps, window by window (newest first)."""
     if not terms or size <= 0:
         return []
-    # The words and the floor are chosen once: every page ranks the same rows.
-    match, floor = rarest(connection, _INDEXES[name][0], terms, budget=RANKED_ROWS, prefix=False)
-    if not match:
-        return []
+    found: list[tuple[Any, float]] = []
+    index = _INDEXES[name][0]
+    for window in windows(connection, index, terms, budget=RANKED_ROWS, prefix=False):
+        found += _in_window(connection, name, window, size - len(found), visible)
+        if len(found) >= size:
+            break
+    return found
+
+
+def _in_window(
+    connection: Connection, name: str, window: Window, size: int, visible: Any
+) -> list[tuple[Any, float]]:
+    """The best `size` ranked rows of one window `visible` keeps (a page first, then every
+    ranked row of the window)."""
     page = size * _SPARE
-    best = _ranked_ids(connection, name, match, floor, page)
+    best = _ranked_ids(connection, name, window, page)
     shown = visible([i for i, _ in best])
     while len(shown) < size and len(best) == page < RANKED_ROWS:
         checked = len(best)
         page = min(page * 4, RANKED_ROWS)
-        best = _ranked_ids(connection, name, match, floor, page)
+        best = _ranked_ids(connection, name, window, page)
         shown.update(visible([i for i, _ in best[checked:]]))
     return [(shown[i], score) for i, score in best if i in shown][:size]
 

@@ -45,7 +45,7 @@ from apexmem.readmodels.fulltext import (
     matches,
     messages_fts,
     rank,
-    rarest,
+    windows,
 )
 from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time
 from apexmem.readmodels.rows import EntityHit, FactHit, MessageHit
@@ -145,10 +145,12 @@ def search_entities(
     return list(hits.values())[:limit]
 
 
-def _entity_candidates(known: bool, floor: bool) -> ClauseElement:
+def _entity_candidates(known: bool, floor: bool, ceiling: bool) -> ClauseElement:
     statement = select(entities_fts.c.entity_id, rank(entities_fts).label("score"))
     if floor:
         statement = statement.where(entities_fts.c.rowid > bindparam("floor"))
+    if ceiling:
+        statement = statement.where(entities_fts.c.rowid <= bindparam("ceiling"))
     if known:
         statement = statement.select_from(
             entities_fts.join(entities, as_stored(entities.c.entity_id) == entities_fts.c.entity_id)
@@ -161,6 +163,29 @@ def _entity_candidates(known: bool, floor: bool) -> ClauseElement:
 
 
 _ENTITY_CANDIDATES: Final = Prepared(_entity_candidates)
+
+
+def _add_hits(
+    connection: Connection,
+    scored: list[tuple[str, float]],
+    known_at: datetime | None,
+    hits: dict[str, EntityHit],
+) -> None:
+    """Add to `hits` the entities `scored` stand for (merges followed; archived and merged
+    away ones, as known at `known_at`, left out), each once, at its best score."""
+    params: dict[str, Any] = {"ids": [e for e, _ in scored], "known_at": stored_micros(known_at)}
+    rows = {r[0]: r for r in _ENTITY_STATES.rows(connection, params, known_at is not None)}
+    merged = [UUID(e) for e, r in rows.items() if r[3] is not None]  # rare: follow them as usual
+    roots = {e.hex: root for e, root in _roots(connection, merged, known_at).items()}
+    shown = {e: (r[1], r[2]) for e, r in rows.items() if r[3] is None and not r[4]}
+    shown.update((r.hex, n) for r, n in _shown(connection, set(roots.values()), known_at).items())
+    for entity, score in scored:
+        root = roots[entity].hex if entity in roots else entity
+        if root in shown and root not in hits:
+            name, entity_type = shown[root]
+            hits[root] = EntityHit(
+                entity_id=id_of(root), name=name, entity_type=entity_type, score=score
+            )
 
 
 def matching_entities(
@@ -176,40 +201,33 @@ def matching_entities(
     bm25 sums over the words matched, so a name holding two of a question's words ranks above
     one holding one; scores are divided by the best's. A word more entities hold than the
     candidates read (`limit * 2`) gives way to rarer ones (`fulltext.rarest`): in "Why did
-    Project Mesate fail?" every project holds "project". Merges are followed and archived
-    entities left out, as in `search_entities`.
+    Project Mesate fail?" every project holds "project". Alone, such a word is read over its
+    newest holders first, then older ones while fewer than `limit` can be shown. Merges are
+    followed and archived entities left out, as in `search_entities`.
     """
     if not terms or limit <= 0:
         return []
     size = limit * _SPARE
-    match, floor = rarest(connection, entities_fts, terms, budget=size, prefix=True)
-    if not match:
-        return []
-    params: dict[str, Any] = {
-        "match": match,
-        "size": size,
-        "floor": floor,
-        "known_at": stored_micros(known_at),
-    }
-    found = _ENTITY_CANDIDATES.rows(connection, params, known_at is not None, floor is not None)
-    if not found:
-        return []
-    scale = found[0][1] if found[0][1] > 0 else 1.0
-    scored = [(entity, min(1.0, max(0.0, score / scale))) for entity, score in found]
-    params["ids"] = [entity for entity, _ in scored]
-    rows = {r[0]: r for r in _ENTITY_STATES.rows(connection, params, known_at is not None)}
-    merged = [UUID(e) for e, r in rows.items() if r[3] is not None]  # rare: follow them as usual
-    roots = {e.hex: root for e, root in _roots(connection, merged, known_at).items()}
-    shown = {e: (r[1], r[2]) for e, r in rows.items() if r[3] is None and not r[4]}
-    shown.update((r.hex, n) for r, n in _shown(connection, set(roots.values()), known_at).items())
+    known = known_at is not None
     hits: dict[str, EntityHit] = {}
-    for entity, score in scored:
-        root = roots[entity].hex if entity in roots else entity
-        if root in shown and root not in hits:
-            name, entity_type = shown[root]
-            hits[root] = EntityHit(
-                entity_id=id_of(root), name=name, entity_type=entity_type, score=score
-            )
+    scale = 0.0
+    for window in windows(connection, entities_fts, terms, budget=size, prefix=True):
+        params: dict[str, Any] = {
+            "match": window.match,
+            "size": size,
+            "floor": window.floor,
+            "ceiling": window.ceiling,
+            "known_at": stored_micros(known_at),
+        }
+        shape = (known, window.floor is not None, window.ceiling is not None)
+        found = _ENTITY_CANDIDATES.rows(connection, params, *shape)
+        if not found:
+            continue  # none known then in this window: older ones may be
+        scale = scale or (found[0][1] if found[0][1] > 0 else 1.0)
+        scored = [(entity, min(1.0, max(0.0, score / scale))) for entity, score in found]
+        _add_hits(connection, scored, known_at, hits)
+        if len(hits) >= limit:
+            break
     return list(hits.values())[:limit]
 
 

@@ -41,10 +41,13 @@ def test_a_common_word_gives_way_to_the_rare_ones(
         found = reads.ranked_facts(connection, ["project", "oolong"], size=10)
         assert [key.said or "" for key, _ in found] == [""]
         only_common = reads.ranked_facts(connection, ["project"], size=10)
-    # Alone, the common word is ranked over its newest RANKED_ROWS matches.
-    newest = sorted((key.position for key, _ in only_common), reverse=True)
-    assert len(only_common) == 5
-    assert newest == sorted((f.position for f in memory.facts_about("Project")), reverse=True)[:5]
+        one_window = reads.ranked_facts(connection, ["project"], size=5)
+    # Alone, the common word is ranked over its newest RANKED_ROWS matches, then over the
+    # next RANKED_ROWS older ones while fewer than `size` are found.
+    positions = sorted((f.position for f in memory.facts_about("Project")), reverse=True)
+    assert sorted((key.position for key, _ in one_window), reverse=True) == positions[:5]
+    assert [key for key, _ in only_common[:5]] == [key for key, _ in one_window]
+    assert sorted((key.position for key, _ in only_common), reverse=True) == positions[:10]
 
 
 def test_every_matching_fact_is_ranked_while_the_words_are_rare(memory: Memory) -> None:
@@ -189,9 +192,9 @@ def test_pages_of_ranked_facts_grow_until_enough_are_believed(
     pages: list[int] = []
     ranked = reads._ranked_ids
 
-    def counted(connection: Any, name: str, match: str, floor: Any, size: int) -> Any:
+    def counted(connection: Any, name: str, window: Any, size: int) -> Any:
         pages.append(size)
-        return ranked(connection, name, match, floor, size)
+        return ranked(connection, name, window, size)
 
     monkeypatch.setattr(reads, "_ranked_ids", counted)
     with memory.store.read() as connection:

@@ -1,0 +1,107 @@
+"""A word commoner than the rows one full-text question ranks is ranked over its newest
+matches first, then over older ones while too few can be shown: a recall of an earlier
+moment, of an earlier valid time, or of a word whose newest sentences were withdrawn still
+finds what was believed (found by QA: it returned nothing)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from apexmem import Memory
+from apexmem.domain.settings import parse_settings
+from apexmem.readmodels import recall as reads
+
+START = datetime(2024, 1, 1, tzinfo=UTC)
+LATER = 150  # newer sentences holding the word, past the (patched) ranked rows
+NO_VECTORS = "[memory.vectors]\nenabled = false\n"
+
+
+@pytest.fixture
+def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
+    monkeypatch.setattr(reads, "RANKED_ROWS", 8)
+    now = [START]
+
+    def clock() -> datetime:
+        now[0] += timedelta(seconds=1)
+        return now[0]
+
+    # Full text and the graph only: the vectors would find the sentence by themselves.
+    with Memory.open(tmp_path / "mem", clock=clock, settings=parse_settings(NO_VECTORS)[0]) as mem:
+        yield mem
+
+
+def fans(**bounds: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "subject": f"Zebra Fan {i:03d}",
+            "relation": "likes",
+            "object": f"Poster {i:03d}",
+            "object_type": "concept",
+            "fact": f"Zebra fan {i} likes zebra poster {i}",
+            **bounds,
+        }
+        for i in range(LATER)
+    ]
+
+
+def keeper(**bounds: Any) -> dict[str, Any]:
+    return {
+        "subject": "Zebra Keeper",
+        "relation": "feeds",
+        "object": "Zebra Herd",
+        "object_type": "concept",
+        "fact": "Zebra Keeper feeds the zebra herd daily",
+        **bounds,
+    }
+
+
+def texts(found: Any) -> set[str]:
+    return {h.text for h in found if h.kind == "fact"}
+
+
+def test_a_recall_of_an_earlier_moment_finds_what_was_known_then(
+    memory: Memory, tmp_path: Path
+) -> None:
+    memory.assert_fact(**keeper())
+    then = memory.clock()
+    memory.assert_facts(fans())
+
+    found = memory.recall("zebra", known_at=then)
+    with memory.replay(until=then, into=tmp_path / "then") as replayed:
+        expected = replayed.recall("zebra")
+
+    assert "Zebra Keeper feeds the zebra herd daily" in texts(found)
+    assert texts(found) == texts(expected)
+    assert "Zebra Keeper" in found.seeds
+
+
+def test_a_recall_of_an_earlier_valid_time_finds_what_held_then(memory: Memory) -> None:
+    memory.assert_fact(
+        **keeper(
+            valid_from=datetime(2010, 1, 1, tzinfo=UTC),
+            valid_until=datetime(2015, 1, 1, tzinfo=UTC),
+        )
+    )
+    memory.assert_facts(fans(valid_from=datetime(2020, 1, 1, tzinfo=UTC)))
+
+    found = memory.recall("zebra", valid_at=datetime(2012, 1, 1, tzinfo=UTC))
+
+    assert texts(found) == {"Zebra Keeper feeds the zebra herd daily"}
+
+
+def test_a_word_whose_newest_sentences_were_withdrawn_still_finds_the_believed_one(
+    memory: Memory,
+) -> None:
+    memory.assert_fact(**keeper())
+    newer = memory.assert_facts(fans())
+    for ref in newer:
+        memory.retract(ref.fact_id, reason="a test")
+
+    found = memory.recall("zebra")
+
+    assert "Zebra Keeper feeds the zebra herd daily" in texts(found)

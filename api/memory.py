@@ -318,8 +318,9 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         "bfs" or "activation", `max_hops` deep) are fused by reciprocal rank fusion.
         `edge_types` restricts every fact returned (None: the keyword router picks the
         types the expansion walks; []: all). `valid_at` / `known_at` recall inside a past
-        state. Defaults come from `[memory.graph]`: recall_limit, max_hops, and
-        spreading_activation.enabled for the mode. Each recall records which facts it
+        state. Defaults come from `[memory.graph]`: recall_limit, max_hops (for the BFS;
+        spreading_activation.max_hops for the activation), and spreading_activation.enabled
+        for the mode. Each recall records which facts it
         returned (one usage event; `[memory.recall] record_usage`). Faded facts (confidence
         decayed under 0.1 by `known_at`, else now) are left out unless `include_faded`.
         """

@@ -118,7 +118,9 @@ class Recaller:
         activation = graph.spreading_activation
         chosen_mode = _mode(mode, "activation" if activation.enabled else "bfs")
         size = graph.recall_limit if limit is None else _count("limit", limit)
-        hops = graph.max_hops if max_hops is None else _count("max_hops", max_hops)
+        # Each walk has its own setting: SYNAPSE's spreads further (3) than the BFS (2).
+        walk_hops = activation.max_hops if chosen_mode == "activation" else graph.max_hops
+        hops = walk_hops if max_hops is None else _count("max_hops", max_hops)
         explicit = None if edge_types is None else _edge_types(edge_types)
         terms = content_terms(query)
         if not terms or size == 0:

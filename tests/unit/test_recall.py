@@ -84,6 +84,25 @@ def test_spreading_activation_reaches_neighbours_too(team: Memory) -> None:
     assert any(w.startswith("activation ") for w in walked["The platform team writes Rust"])
 
 
+@pytest.mark.parametrize(
+    ("hops", "reached"), [(1, ["Bobcat"]), (3, ["Bobcat", "Cheetah", "Dingo"])]
+)
+def test_the_activation_walks_as_deep_as_its_own_setting(
+    tmp_path: Path, clock: Callable[[], datetime], hops: int, reached: list[str]
+) -> None:
+    settings, _ = parse_settings(
+        f"[memory.vectors]\nenabled = false\n[memory.graph]\nmax_hops = 2\n"
+        f"[memory.graph.spreading_activation]\nenabled = true\nmax_hops = {hops}\n"
+    )
+    chain = ["Aardvark", "Bobcat", "Cheetah", "Dingo", "Emu"]
+    with Memory.open(tmp_path, settings=settings, clock=clock) as mem:
+        mem.assert_facts([edge(a, "links", b) for a, b in zip(chain, chain[1:], strict=False)])
+
+        found = mem.recall("Aardvark", edge_types=[])
+
+    assert sorted(h.fact.object for h in found if h.fact is not None) == reached
+
+
 def test_an_explicit_edge_type_list_restricts_every_fact(team: Memory) -> None:
     found = team.recall("Rust platform outage rollback cargo", edge_types=["causal"], limit=10)
     kinds = {h.fact.edge_type for h in found if h.fact is not None}

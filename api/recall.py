@@ -42,9 +42,9 @@ from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms
 from apexmem.domain.settings import Settings
 from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
-from apexmem.events.timeutil import from_micros
+from apexmem.events.timeutil import EPOCH, from_micros, to_micros
 from apexmem.readmodels import ReadModelStore, names_of
-from apexmem.readmodels.decay import Fading, fading_at
+from apexmem.readmodels.decay import ConfidenceNow, Fading, fading_at
 from apexmem.readmodels.prepared import id_of
 from apexmem.readmodels.recall import (
     FactKey,
@@ -140,13 +140,15 @@ class Recaller:
         )
         vector = self._embed(query)  # the first one in a process loads the model
         with self._store.read() as connection:
+            decay = fading_at(
+                connection,
+                now=self._clock(),
+                known_at=known_at,
+                default=self._settings.memory.graph.default_decay_rate,
+            )
+            run.confidence_now = ConfidenceNow(decay)
             if not include_faded:
-                run.fading = fading_at(
-                    connection,
-                    now=self._clock(),
-                    known_at=known_at,
-                    default=self._settings.memory.graph.default_decay_rate,
-                )
+                run.fading = decay
             if vector is not None:  # a missing or stale index is built outside the budget
                 assert self._similarity is not None
                 self._similarity.index.sync(connection)
@@ -276,16 +278,20 @@ class Recaller:
         rate = self._settings.memory.graph.temporal_decay_rate
         now = run.valid_at or self._clock()
 
+        confidence_now = run.confidence_now
+
         def score(edge: Walked, hop: int, match: float) -> float:
+            confidence = confidence_now(edge.confidence, edge.observed_at, edge.edge_type)
             found = composite_score(
-                match, hop, edge.confidence, edge.edge_type, retrieval_count=edge.retrievals
+                match, hop, confidence, edge.edge_type, retrieval_count=edge.retrievals
             )
             if rate > 0:
                 found = score_with_decay(found, from_micros(edge.valid_from), now, rate)
             return found
 
         # composite_score is match / (1 + hop) times at most 1 (evolved weight) and the
-        # largest type weight walked; the decay adds at most MAX_RECENCY_BOOST.
+        # largest type weight walked; the decay adds at most MAX_RECENCY_BOOST. The
+        # confidence decayed is at most the stored one, which bounds what is left unread.
         types = run.walked or list(EDGE_TYPE_WEIGHTS)
         ceiling = max(EDGE_TYPE_WEIGHTS.get(t, 1.0) for t in types)
         if rate > 0:
@@ -328,6 +334,7 @@ class Recaller:
                 known_at=run.known_at,
                 edge_types=run.walked,
                 fading=run.fading,
+                confidence_now=run.confidence_now,
             )
 
         params = msgspec.structs.replace(
@@ -387,6 +394,8 @@ class _Run:
         self.cut_short = False
         self.fading: Fading | None = None
         """When and how fast facts decay, for leaving faded ones out (None: keep them)."""
+        self.confidence_now: ConfidenceNow = ConfidenceNow(Fading(at=EPOCH, rates={}))
+        """Facts' confidence decayed to the moment asked about (what scores them)."""
         self.facts: dict[str, FactKey] = {}
         self.messages: dict[str, MessageKey] = {}
         self.lists: list[tuple[str, list[_Key]]] = []
@@ -487,7 +496,7 @@ class _Run:
                 item_id=item,
                 text=f.fact,
                 score=score,
-                confidence=f.confidence,
+                confidence=self.confidence_now(f.confidence, to_micros(f.observed_at), f.edge_type),
                 why=why,
                 provenance=Provenance(
                     episode=f.episode,

@@ -29,11 +29,12 @@ from sqlalchemy import (
 )
 
 from apexmem.domain.decay import FADED_BELOW, rates_in_force
+from apexmem.domain.recall.scoring import decayed_confidence
 from apexmem.events.base import EDGE_TYPES
 from apexmem.readmodels.prepared import Prepared, stored_time
 from apexmem.readmodels.tables import decay_rates, facts, stored_micros
 
-__all__ = ["Fading", "fading_at", "fresh", "prepared_fresh", "rates_at"]
+__all__ = ["ConfidenceNow", "Fading", "fading_at", "fresh", "prepared_fresh", "rates_at"]
 
 _MICROS_PER_DAY: Final = 86_400 * 1_000_000
 
@@ -53,6 +54,22 @@ class Fading(msgspec.Struct, frozen=True, kw_only=True):
         found: dict[str, Any] = {"decay_at": stored_micros(self.at)}
         found.update((f"rate_{t}", float(self.rates.get(t, 0.0))) for t in EDGE_TYPES)
         return found
+
+
+class ConfidenceNow:
+    """A fact's confidence decayed to one moment at its edge type's rate (DESIGN 6.4's
+    `confidence_now`): called with the stored confidence, observed_at as stored
+    (microseconds) and the edge type."""
+
+    def __init__(self, fading: Fading) -> None:
+        self._at = stored_micros(fading.at) or 0
+        self._rates = fading.rates
+
+    def __call__(self, confidence: float, observed_at: int, edge_type: str) -> float:
+        rate = self._rates.get(edge_type, 0.0)
+        if rate <= 0.0 or observed_at >= self._at:
+            return confidence
+        return decayed_confidence(confidence, (self._at - observed_at) / _MICROS_PER_DAY, rate)
 
 
 def rates_at(

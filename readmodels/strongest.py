@@ -37,12 +37,14 @@ MAX_ENTITIES: Final = 32
 
 
 def walk_columns() -> list[Any]:
-    """A walked edge's columns: a `FactKey`'s, then confidence, retrieval count, valid_from."""
+    """A walked edge's columns: a `FactKey`'s, then confidence, retrieval count, valid_from,
+    observed_at."""
     return [
         *fact_key_columns(),
         facts.c.confidence,
         func.coalesce(retrievals.c.count, 0.0),
         stored_time(facts.c.valid_from),
+        stored_time(facts.c.observed_at),
     ]
 
 

@@ -17,7 +17,7 @@ from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, or_,
 
 from apexmem.domain.recall.activation import Edge
 from apexmem.events.timeutil import from_micros
-from apexmem.readmodels.decay import Fading
+from apexmem.readmodels.decay import ConfidenceNow, Fading
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.facts import facts_of, prepared_believed
 from apexmem.readmodels.prepared import Prepared, as_stored, stored_times
@@ -113,17 +113,19 @@ def activation_edges(
     known_at: datetime | None = None,
     edge_types: Sequence[str] = (),
     fading: Fading | None = None,
+    confidence_now: ConfidenceNow | None = None,
 ) -> list[Edge[str]]:
     """The believed edges touching `ids`, as spreading activation weighs them (ids as stored:
     hex, converted by no one: a spread walks thousands of them); faded ones left out when
-    `fading` is given."""
+    `fading` is given; confidences decayed by `confidence_now` when given."""
+    now = confidence_now if confidence_now is not None else _as_stored
     return [
         Edge(
             edge_id=w.fact_id,
             source=w.subject_id,
             target=w.object_id,
             edge_type=w.edge_type,
-            confidence=w.confidence,
+            confidence=now(w.confidence, w.observed_at, w.edge_type),
             retrieval_count=w.retrievals,
             valid_from=from_micros(w.valid_from),
         )
@@ -136,6 +138,10 @@ def activation_edges(
             fading=fading,
         )
     ]
+
+
+def _as_stored(confidence: float, _observed_at: int, _edge_type: str) -> float:
+    return confidence
 
 
 class Walked(NamedTuple):
@@ -152,9 +158,12 @@ class Walked(NamedTuple):
     episode: str | None
     ref: str | None
     confidence: float
+    """As asserted or last reinforced (`ConfidenceNow` decays it to a moment)."""
     retrievals: float
     valid_from: int
     """Microseconds since the epoch."""
+    observed_at: int
+    """Microseconds since the epoch: when it was last observed (its decay starts there)."""
 
 
 class Scored(NamedTuple):

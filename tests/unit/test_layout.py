@@ -46,10 +46,12 @@ def test_a_store_of_an_earlier_layout_is_projected_again_and_keeps_its_vectors(
     tmp_path: Path,
 ) -> None:
     directory = written(tmp_path)
-    with Memory.open(directory, embedder=HashingEmbedder()) as memory:
-        with memory.store.read() as connection:
-            expected = dump(connection)
-            vectors = tracked_position(connection, VECTORS)
+    with (
+        Memory.open(directory, embedder=HashingEmbedder()) as memory,
+        memory.store.read() as connection,
+    ):
+        expected = dump(connection)
+        vectors = tracked_position(connection, VECTORS)
     as_before_layouts(directory)
 
     with Memory.open(directory, embedder=HashingEmbedder()) as memory:

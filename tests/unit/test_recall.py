@@ -5,9 +5,11 @@ Real SQLite, FTS5 and FAISS; the hashing embedder stands in for WordLlama (deter
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -96,11 +98,44 @@ def test_the_activation_walks_as_deep_as_its_own_setting(
     )
     chain = ["Aardvark", "Bobcat", "Cheetah", "Dingo", "Emu"]
     with Memory.open(tmp_path, settings=settings, clock=clock) as mem:
-        mem.assert_facts([edge(a, "links", b) for a, b in zip(chain, chain[1:], strict=False)])
+        mem.assert_facts([edge(a, "links", b) for a, b in pairwise(chain)])
 
         found = mem.recall("Aardvark", edge_types=[])
 
-    assert sorted(h.fact.object for h in found if h.fact is not None) == reached
+    assert sorted(str(h.fact.object) for h in found if h.fact is not None) == reached
+
+
+def walk_score(hit: Any) -> float:
+    """The score the graph walk gave a hit (its `why`: "graph: ... (type, 0.44)" or
+    "activation 0.44 over ..."), 0 when the walk left it out."""
+    for why in hit.why:
+        if why.startswith("graph"):
+            return float(why.rstrip(")").split(", ")[-1])
+        if why.startswith("activation"):
+            return float(why.split()[1])
+    return 0.0
+
+
+@pytest.mark.parametrize("mode", ["bfs", "activation"])
+def test_edges_are_scored_with_their_confidence_decayed_to_the_moment_asked(
+    tmp_path: Path, mode: str
+) -> None:
+    now = [datetime(2024, 1, 1, tzinfo=UTC)]
+    settings, _ = parse_settings("[memory.vectors]\nenabled = false\n")
+    with Memory.open(tmp_path, settings=settings, clock=lambda: now[0]) as mem:
+        mem.assert_fact(**edge("Xavier", "uses", "Oldtool", confidence=0.9, object_type="tool"))
+        asked_then = now[0]
+        now[0] += timedelta(days=200)  # 0.9 decays to 0.9 * exp(-0.01 * 200), about 0.12
+        mem.assert_fact(**edge("Xavier", "uses", "Newtool", confidence=0.5, object_type="tool"))
+
+        found = mem.recall("Xavier", edge_types=[], mode=mode)
+        then = mem.recall("Xavier", edge_types=[], mode=mode, known_at=asked_then)
+
+    walked = {h.fact.object: walk_score(h) for h in found if h.fact is not None}
+    assert walked["Newtool"] > walked["Oldtool"]  # 0.9 as stored would outrank 0.5
+    shown = {h.fact.object: round(h.confidence, 3) for h in found if h.fact is not None}
+    assert shown == {"Newtool": 0.5, "Oldtool": round(0.9 * math.exp(-2), 3)}
+    assert [(h.fact.object, h.confidence) for h in then if h.fact is not None] == [("Oldtool", 0.9)]
 
 
 def test_an_explicit_edge_type_list_restricts_every_fact(team: Memory) -> None:

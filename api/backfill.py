@@ -27,6 +27,7 @@ from apexmem.domain.extraction import (
     KnownName,
     Mention,
     checked,
+    recordable_name,
 )
 from apexmem.domain.heuristic import HeuristicExtractor
 from apexmem.domain.injection import injection_verdict
@@ -114,9 +115,9 @@ class Backfilling:
         """
         if self.read_only is not None:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
-        if limit is not None and limit < 0:
-            raise ValidationError("limit", limit, "is negative")
+        limit = _limit(limit)
         chosen = extractor if extractor is not None else self.extractor
+        recordable_name("extractor.name", chosen.name)
         self._ready()
         with self.store.read() as connection:
             total = pending_count(connection)
@@ -262,8 +263,8 @@ def _read(
         _logger.info("backfill.flagged", message_id=str(message.message_id), rule=flagged)
         return _Reading(message=message, flagged=flagged)
     try:
-        found = extractor.extract(message.utterance(), lexicon)
-    except Exception as e:  # a plug-in's failure leaves the message for the next run
+        kept = checked(extractor.extract(message.utterance(), lexicon))
+    except Exception as e:  # a plug-in's failure, or its malformed answer, leaves the message
         _logger.warning(
             "backfill.extractor_failed",
             extractor=extractor.name,
@@ -271,7 +272,6 @@ def _read(
             error=repr(e),
         )
         return None
-    kept = checked(found)
     if kept.dropped:
         _logger.info(
             "backfill.dropped", message_id=str(message.message_id), dropped=list(kept.dropped)
@@ -279,6 +279,15 @@ def _read(
     for mention in kept.extraction.mentions:  # later messages know the names found so far
         lexicon.setdefault(normalize(mention.name), KnownName(mention.name, mention.entity_type))
     return _Reading(message=message, extraction=kept.extraction)
+
+
+def _limit(value: object) -> int | None:
+    """`backfill`'s `limit`: None (every message) or a whole number, 0 or more."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError("limit", value, "is not a count: an int, 0 or more, or None")
+    return value
 
 
 def _lexicon(known: dict[str, KnownName], talking: Sequence[str]) -> dict[str, KnownName]:

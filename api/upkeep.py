@@ -11,7 +11,6 @@ events and never ask a summarizer again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Final, TypeVar
 from uuid import UUID
 
@@ -26,13 +25,14 @@ from apexmem.domain.communities import (
     detect,
     plan,
 )
+from apexmem.domain.extraction import recordable_name
 from apexmem.domain.identities import community_id
 from apexmem.domain.names import clean_sentence, cut_utf8
 from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import CommunityDraft, ExtractiveSummarizer, Summarizer
 from apexmem.events.base import MAX_SUMMARY_BYTES
 from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
-from apexmem.events.errors import ApexmemError, ConcurrencyError
+from apexmem.events.errors import ApexmemError, ConcurrencyError, ValidationError
 from apexmem.events.log import EventLog, NewEvent
 from apexmem.events.policy import CommunitySummarized
 from apexmem.logs import get_logger
@@ -51,6 +51,7 @@ from apexmem.readmodels.communities import (
 )
 from apexmem.readmodels.decay import rates_at
 from apexmem.readmodels.tables import GRAPH
+from apexmem.view import TimeArg, as_time
 
 __all__ = ["Assignment", "Detection", "GraphUpkeep", "Placement"]
 
@@ -122,8 +123,10 @@ class GraphUpkeep:
         """
         graph = self.settings.memory.graph
         chunk = _chunk_size(graph.lpa_edge_chunk_size)
+        chosen = summarizer if summarizer is not None else self.summarizer
+        recordable_name("summarizer.name", chosen.name)
         asking = _Asking(
-            summarizer=summarizer if summarizer is not None else self.summarizer,
+            summarizer=chosen,
             max_prompt_bytes=graph.community_summary_max_prompt_bytes,
             actor=actor,
         )
@@ -155,18 +158,24 @@ class GraphUpkeep:
         return done
 
     def communities(self, *, limit: int = 50, top: int = 5) -> list[CommunityRow]:
-        """Live communities, largest first: name, recorded summary, size, best-connected members."""
+        """Live communities, largest first: name, recorded summary, size, best-connected members.
+
+        At most `limit` communities, each with its `top` best-connected members (0 gives none).
+        """
+        limit, top = _count("limit", limit), _count("top", top)
         self._ready()
         with self.store.read() as connection:
             return list_communities(connection, limit=limit, top=top)
 
-    def decay_rates(self, *, known_at: datetime | None = None) -> dict[str, float]:
+    def decay_rates(self, *, known_at: TimeArg = None) -> dict[str, float]:
         """The confidence decay rate (per day) of every edge type, as known at `known_at`
-        (now when None): the latest `set_decay_rate`, else `default_decay_rate`."""
+        (now when None; a datetime or ISO 8601 text): the latest `set_decay_rate`, else
+        `default_decay_rate`."""
+        at = as_time("known_at", known_at)
         self._ready()
         with self.store.read() as connection:
             return rates_at(
-                connection, default=self.settings.memory.graph.default_decay_rate, known_at=known_at
+                connection, default=self.settings.memory.graph.default_decay_rate, known_at=at
             )
 
     def _record(
@@ -287,6 +296,12 @@ def _read_assignment(
     return events, Assignment(placed=placed, position=tracked_position(connection, GRAPH))
 
 
+def _count(field: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError(field, value, "is not a count: an int, 0 or more")
+    return value
+
+
 def _chunk_size(configured: int) -> int:
     if configured > 0:
         return configured
@@ -313,11 +328,15 @@ def _drafts(connection: Connection, found: Sequence[Detected], limit: int) -> li
 
 
 def _summarize(summarizer: Summarizer, draft: CommunityDraft) -> tuple[str, str]:
-    """(summary, summarizer name); an empty summary when none was asked for or it failed."""
+    """(summary, summarizer name); an empty summary when none was asked for, or when the
+    summarizer failed or answered something that is not text."""
     if draft.max_prompt_bytes == 0:
         return "", NO_SUMMARY
     try:
-        text = summarizer.summarize(draft)
+        text: object = summarizer.summarize(draft)
+        if not isinstance(text, str):
+            raise TypeError(f"summarize returned {type(text).__name__}, not str")
+        summary = cut_utf8(clean_sentence(text).strip(), MAX_SUMMARY_BYTES)
     except Exception as e:  # a plug-in's failure must not lose the detection
         _logger.warning(
             "communities.summary_failed",
@@ -326,7 +345,7 @@ def _summarize(summarizer: Summarizer, draft: CommunityDraft) -> tuple[str, str]
             error=repr(e),
         )
         return "", summarizer.name
-    return cut_utf8(clean_sentence(text).strip(), MAX_SUMMARY_BYTES), summarizer.name
+    return summary, summarizer.name
 
 
 def _detection_events(

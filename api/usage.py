@@ -17,8 +17,8 @@ import msgspec
 
 from apexmem.arguments import uuid_of
 from apexmem.domain.identities import USAGE_ID
-from apexmem.domain.settings import Settings
-from apexmem.events.errors import ApexmemError
+from apexmem.domain.settings import MAX_DECAY_INTERVAL_SECS, Settings
+from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.events.log import EventLog, NewEvent
 from apexmem.events.policy import RetrievalCountsDecayed
 from apexmem.logs import get_logger
@@ -72,7 +72,7 @@ class UsageUpkeep:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
         linking = self.settings.memory.graph.note_linking
         factor = linking.link_weight_decay_lambda
-        interval = timedelta(seconds=linking.link_weight_decay_interval_secs)
+        interval = _interval(linking.link_weight_decay_interval_secs)
         self._record_usage()
         with self.log.locked() as locked:
             passes = locked.read_stream(USAGE_ID)
@@ -109,6 +109,19 @@ class UsageUpkeep:
         self._ready()
         with self.store.read() as connection:
             return retrieval_counts(connection, ids)
+
+
+def _interval(seconds: int) -> timedelta:
+    """The decay interval, checked again here: Settings built in Python skip the bounds
+    `parse_settings` enforces, and one past them overflows the cutoff's datetime."""
+    whole = isinstance(seconds, int) and not isinstance(seconds, bool)
+    if not whole or not 1 <= seconds <= MAX_DECAY_INTERVAL_SECS:
+        raise ValidationError(
+            "memory.graph.note_linking.link_weight_decay_interval_secs",
+            seconds,
+            f"is not a whole number of seconds from 1 to {MAX_DECAY_INTERVAL_SECS} (100 years)",
+        )
+    return timedelta(seconds=seconds)
 
 
 def _not_due(factor: float, cutoff: datetime, previous: datetime, due: datetime) -> UsageDecay:

@@ -24,7 +24,7 @@ from apexmem.domain.names import (
     normalize_relation,
 )
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
-from apexmem.events.base import MAX_FACT_BYTES
+from apexmem.events.base import MAX_FACT_BYTES, MAX_REF_BYTES
 from apexmem.events.errors import ValidationError
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "Mention",
     "Utterance",
     "checked",
+    "recordable_name",
 ]
 
 MAX_MENTIONS_PER_MESSAGE: Final = 10
@@ -119,13 +120,15 @@ class Checked(msgspec.Struct, frozen=True):
     dropped: tuple[str, ...] = ()
 
 
-def checked(extraction: Extraction) -> Checked:
+def checked(answer: object) -> Checked:
     """Keep the valid mentions (distinct, at most 10) and facts (at most 15) of an extraction.
 
     A name shorter than 3 bytes once normalized, a relation or edge type the memory refuses,
     a non-finite confidence and a fact from an entity to itself are dropped with a reason;
-    confidences are clamped to [0, 1]. A fact's ends count as mentions.
+    confidences are clamped to [0, 1]. A fact's ends count as mentions. An answer that is
+    not an Extraction with every field of its declared type raises ValidationError.
     """
+    extraction = _well_formed(answer)
     dropped: list[str] = []
     mentions: dict[tuple[str, str], Mention] = {}
     for mention in extraction.mentions:
@@ -148,6 +151,37 @@ def checked(extraction: Extraction) -> Checked:
     return Checked(
         Extraction(tuple(chosen.values()), tuple(within[:MAX_FACTS_PER_MESSAGE])), tuple(dropped)
     )
+
+
+def _well_formed(answer: object) -> Extraction:
+    """`answer` as an Extraction whose every field has its declared type, in UTF-8 text.
+
+    Python never checks the types a Struct is built with, and an extractor is often a model's
+    parsed output: a None name or a confidence given as text would otherwise fail deep in
+    the write path, or be written where no reader could decode it.
+    """
+    if not isinstance(answer, Extraction):
+        raise ValidationError("extraction", answer, "is not an Extraction")
+    try:
+        msgspec.json.encode(answer)  # text with lone surrogates cannot be stored
+        return msgspec.convert(msgspec.to_builtins(answer), Extraction)
+    except (msgspec.ValidationError, TypeError, UnicodeEncodeError) as e:
+        raise ValidationError("extraction", answer, f"is malformed: {e}") from e
+
+
+def recordable_name(field: str, name: object) -> str:
+    """A plug-in's `name` (an extractor's, a summarizer's), checked before any of its verdicts
+    is written: text of at most 256 bytes, as every actor is. The events store it as they
+    are given it, so anything else would make the log undecodable."""
+    if not isinstance(name, str):
+        raise ValidationError(field, name, "is not text (a str)")
+    try:
+        size = len(name.encode())
+    except UnicodeEncodeError as e:
+        raise ValidationError(field, name, "is not valid UTF-8 text (a lone surrogate)") from e
+    if size > MAX_REF_BYTES:
+        raise ValidationError(field, name, f"is longer than {MAX_REF_BYTES} bytes (UTF-8)")
+    return name
 
 
 def _key(mention: Mention) -> tuple[str, str]:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import tomllib
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 
 from apexmem.events.errors import ValidationError
 
 __all__ = [
+    "MAX_DECAY_INTERVAL_SECS",
     "TOKEN_PATTERN",
     "ActivationSettings",
     "BeliefRevisionSettings",
@@ -31,6 +32,8 @@ _Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 _UnitOpen = Annotated[float, msgspec.Meta(gt=0.0, le=1.0)]
 _NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 _Positive = Annotated[int, msgspec.Meta(ge=1)]
+MAX_DECAY_INTERVAL_SECS: Final = 36_500 * 86_400
+"""The longest `link_weight_decay_interval_secs`: 100 years."""
 
 
 class _Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -52,7 +55,11 @@ class NoteLinkingSettings(_Section, frozen=True, kw_only=True):
     top_k: _Positive = 10
     timeout_secs: _Positive = 5
     link_weight_decay_lambda: _UnitOpen = 0.95
-    link_weight_decay_interval_secs: _Positive = 86_400
+    link_weight_decay_interval_secs: Annotated[
+        int, msgspec.Meta(ge=1, le=MAX_DECAY_INTERVAL_SECS)
+    ] = 86_400
+    """Seconds between usage decay passes, 1 to 100 years: a pass's cutoff (now minus this)
+    and next due time (plus this) must stay within the dates a datetime holds."""
 
 
 class ActivationSettings(_Section, frozen=True, kw_only=True):

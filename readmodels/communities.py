@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 _CHUNK: Final = 400
+_LARGEST: Final = 2**63 - 1
+"""The largest integer SQLite binds: a larger limit asks for no more than this one does."""
 _NO_ID: Final = UUID(int=0)
 """Below every fact id (ids are uuid5, never zero): where the first chunk of edges starts."""
 
@@ -267,7 +269,7 @@ def list_communities(
         .where(communities.c.dissolved_at.is_(None), community_members.c.left_at.is_(None))
         .group_by(communities.c.community_id)
         .order_by(size.desc(), communities.c.formed_position, communities.c.community_id)
-        .limit(limit)
+        .limit(min(limit, _LARGEST))
     )
     rows = connection.execute(statement).all()
     members = _members(connection, [r.community_id for r in rows])

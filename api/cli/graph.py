@@ -8,9 +8,9 @@ from datetime import datetime
 import click
 from rich.table import Table
 
-from apexmem.cli.params import COUNT, to_time
+from apexmem.cli.params import COUNT, COUNT_OR_ZERO, to_time
 from apexmem.cli.state import State, no_entity, pass_state
-from apexmem.domain.types import ENTITY_TYPES
+from apexmem.domain.types import EDGE_TYPE_ALIASES, ENTITY_TYPES, parse_edge_type
 from apexmem.events.base import EDGE_TYPES
 from apexmem.readmodels import CommunityRow, EpisodeRow
 
@@ -29,7 +29,7 @@ __all__ = ["communities", "decay_rate", "episodes"]
     "--top",
     default=5,
     show_default=True,
-    type=click.IntRange(min=0),
+    type=COUNT_OR_ZERO,
     help="Members shown per community, best connected first.",
 )
 @pass_state
@@ -111,9 +111,11 @@ def episodes(
 @click.command(name="decay-rate")
 @click.option(
     "--edge-type",
-    type=click.Choice(EDGE_TYPES),
+    type=click.Choice((*EDGE_TYPES, *EDGE_TYPE_ALIASES)),
+    callback=lambda _ctx, _param, value: _edge_type(value),
     metavar="TYPE",
-    help="The edge type to set: semantic, temporal, causal or entity.",
+    help="The edge type to set: semantic, temporal, causal or entity (hierarchical and "
+    "co_occurrence are aliases of entity and semantic, as in the Python API).",
 )
 @click.option(
     "--rate",
@@ -147,6 +149,11 @@ def decay_rate(state: State, *, edge_type: str | None, rate: float | None) -> No
     for name, value in rates.items():
         table.add_row(name, f"{value:g}")
     console.print(table)
+
+
+def _edge_type(value: str | None) -> str | None:
+    """The edge type an alias stands for, by the API's own rule (`set_decay_rate` takes both)."""
+    return None if value is None else parse_edge_type(value, "--edge-type")
 
 
 def communities_table(rows: Sequence[CommunityRow]) -> Table:

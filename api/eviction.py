@@ -23,7 +23,7 @@ from apexmem.domain.eviction import (
 from apexmem.events.entity import EntityArchived
 from apexmem.events.errors import ApexmemError
 from apexmem.events.fact import FactArchived
-from apexmem.events.log import NewEvent, RecordedEvent
+from apexmem.events.log import LockedLog, NewEvent, RecordedEvent
 from apexmem.logs import get_logger
 from apexmem.readmodels import entity_groups, names_of, tracked_position
 from apexmem.readmodels.eviction import (
@@ -115,7 +115,7 @@ class Evicting(GraphUpkeep):
         def decide(seen: _Read) -> tuple[list[NewEvent], EvictionReport]:
             return _events(seen, actor), seen.report
 
-        done = self._record("evict", read, decide)
+        done = self._record("evict", read, decide, _outdated)
         _logger.info(
             "graph.evicted",
             expired=done.expired,
@@ -161,6 +161,21 @@ def _read(
         report=_report(connection, plan, dry_run=dry_run, position=position),
         versions={} if dry_run else _versions(read_streams(streams), position),
     )
+
+
+def _outdated(log: LockedLog, seen: _Read) -> bool:
+    """Whether an event after the snapshot names an entity the plan archives: a fact about
+    it makes it active (not an orphan, or one to archive with it under the cap). Its own
+    stream's versions cover an observation; a fact goes to its slot's stream."""
+    entities = {e for e, _ in seen.plan.entities}
+    if not entities:
+        return False
+    for event in log.read_after(seen.report.position):
+        data = event.data
+        named = (getattr(data, "subject_id", None), getattr(data, "object_id", None))
+        if entities.intersection(named):
+            return True
+    return False
 
 
 def _versions(found: dict[UUID, list[RecordedEvent]], position: int) -> dict[UUID, int]:

@@ -33,7 +33,7 @@ from apexmem.domain.summaries import CommunityDraft, ExtractiveSummarizer, Summa
 from apexmem.events.base import MAX_SUMMARY_BYTES
 from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
 from apexmem.events.errors import ApexmemError, ConcurrencyError, ValidationError
-from apexmem.events.log import EventLog, NewEvent
+from apexmem.events.log import EventLog, LockedLog, NewEvent
 from apexmem.events.policy import CommunitySummarized
 from apexmem.logs import get_logger
 from apexmem.readmodels import CommunityRow, ReadModelStore, list_communities, tracked_position
@@ -183,8 +183,13 @@ class GraphUpkeep:
         step: str,
         read: Callable[[Connection], S],
         decide: Callable[[S], tuple[list[NewEvent], T]],
+        outdated: Callable[[LockedLog, S], bool] | None = None,
     ) -> T:
-        """Read one read-model snapshot, decide, append; after a conflict, all again."""
+        """Read one read-model snapshot, decide, append; after a conflict, all again.
+
+        Stream versions tell when a stream the decision read has changed since; `outdated`,
+        asked under the write lock, tells when something else the snapshot showed has.
+        """
         if self.read_only is not None:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
         retries = self.settings.memory.log.write_retries
@@ -194,8 +199,13 @@ class GraphUpkeep:
                 seen = read(connection)
             events, result = decide(seen)
             try:
-                if events:
+                if events and outdated is None:
                     self.log.append(events)
+                elif outdated is not None and events:
+                    with self.log.locked() as locked:
+                        if outdated(locked, seen):
+                            raise ConcurrencyError(f"the log moved on under this {step}")
+                        locked.append(events)
             except ConcurrencyError:
                 _logger.info("communities.conflicted", step=step, attempt=tried + 1)
                 if tried == retries:

@@ -279,27 +279,7 @@ class EventLog:
 
         `limit` caps how many are read (and decoded) in all.
         """
-        where = "rowid>=?" if stop is None else "rowid>=? AND rowid<=?"
-        if tags:
-            where += f" AND topic IN ({','.join('?' * len(tags))})"
-        sql = (
-            f"SELECT rowid, originator_id, originator_version, topic, state "
-            f"FROM {EVENTS_TABLE} WHERE {where} ORDER BY rowid LIMIT ?"
-        )
-        position, left = start, limit
-        while left is None or left > 0:
-            size = _SCAN_CHUNK if left is None else min(_SCAN_CHUNK, left)
-            bounds = (position,) if stop is None else (position, stop)
-            rows = self._query(sql, (*bounds, *tags, size))
-            if not rows:
-                return
-            # msgspec parses the stream ids in one call, several times faster than UUID().
-            streams = msgspec.convert([row[1] for row in rows], list[UUID])
-            for row, stream in zip(rows, streams, strict=True):
-                yield _record(row[0], stream, row[2], row[3], row[4])
-            position = rows[-1][0] + 1
-            if left is not None:
-                left -= len(rows)
+        return _read(self._query, start=start, stop=stop, tags=tags, limit=limit)
 
     def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]:
         """Every event of one stream after `after_version`, oldest first."""
@@ -519,6 +499,32 @@ def _repeated(query: Query, key: str) -> AppendResult | None:
     )
 
 
+def _read(
+    query: Query, *, start: int, stop: int | None, tags: Sequence[str], limit: int | None
+) -> Iterator[RecordedEvent]:
+    where = "rowid>=?" if stop is None else "rowid>=? AND rowid<=?"
+    if tags:
+        where += f" AND topic IN ({','.join('?' * len(tags))})"
+    sql = (
+        f"SELECT rowid, originator_id, originator_version, topic, state "
+        f"FROM {EVENTS_TABLE} WHERE {where} ORDER BY rowid LIMIT ?"
+    )
+    position, left = start, limit
+    while left is None or left > 0:
+        size = _SCAN_CHUNK if left is None else min(_SCAN_CHUNK, left)
+        bounds = (position,) if stop is None else (position, stop)
+        rows = query(sql, (*bounds, *tags, size))
+        if not rows:
+            return
+        # msgspec parses the stream ids in one call, several times faster than UUID().
+        streams = msgspec.convert([row[1] for row in rows], list[UUID])
+        for row, stream in zip(rows, streams, strict=True):
+            yield _record(row[0], stream, row[2], row[3], row[4])
+        position = rows[-1][0] + 1
+        if left is not None:
+            left -= len(rows)
+
+
 def _changed_since(query: Query, position: int) -> tuple[list[UUID], list[str]]:
     rows = query(
         f"SELECT DISTINCT originator_id, topic FROM {EVENTS_TABLE} WHERE rowid > ?", (position,)
@@ -570,6 +576,10 @@ class LockedLog:
     def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
         """The streams appended to after `position`, and the tags appended, inside the lock."""
         return _changed_since(self._query, position)
+
+    def read_after(self, position: int) -> Iterator[RecordedEvent]:
+        """The events appended after `position`, in order, read inside the lock."""
+        return _read(self._query, start=position + 1, stop=None, tags=(), limit=None)
 
     def append(
         self,

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 from click.testing import CliRunner
 
-from apexmem import Memory
+from apexmem import Memory, eviction
 from apexmem.cli import cli
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.eviction import EntityActivity, ExpiredVersion, plan_eviction
@@ -336,6 +336,33 @@ def test_an_eviction_by_another_process_is_seen_by_a_later_observation(
 
         assert names(memory) == ["Lonely"]
         assert memory.history(entity="Lonely")[-1].tag == "entity-observed.v1"
+
+
+def test_a_fact_about_an_orphan_told_while_eviction_decides_keeps_it(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Memory.open(tmp_path / "mem", clock=clock, embedder=HashingEmbedder()) as memory:
+        memory.observe_entity(name="Xavier", entity_type="person")
+        memory.assert_fact(subject="Yolanda", relation="knows", object="Zack")
+        clock.days(100)
+        other = Memory.open(tmp_path / "mem", clock=clock, embedder=HashingEmbedder())
+        planned = eviction._read
+
+        def racing(*args: Any, **kwargs: Any) -> Any:
+            seen = planned(*args, **kwargs)
+            if not other.facts_about("Xavier"):  # once, between the plan and its append
+                other.assert_fact(
+                    subject="Yolanda", relation="knows", object="Xavier", object_type="person"
+                )
+            return seen
+
+        monkeypatch.setattr(eviction, "_read", racing)
+        with other:
+            done = memory.evict()
+
+        assert done.entities == []  # planned again: Xavier is no orphan now
+        assert "Xavier" in names(memory)
+        assert [f.object for f in memory.facts_about("Yolanda")] == ["Zack", "Xavier"]
 
 
 def test_observing_an_entity_a_fact_brought_back_records_it_once(

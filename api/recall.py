@@ -68,8 +68,6 @@ from apexmem.similarity import Similarity
 __all__ = ["MODES", "Recaller"]
 
 MODES: Final = ("bfs", "activation")
-_SEED_WORDS: Final = 5
-"""Words of a question looked up as entity names (the reference's first five)."""
 _FRONTIER: Final = 20
 """Entities a recall's BFS expands per hop at most (the strongest): an edge two hops out
 scores a third of one at the seed, and a hub's neighbours would otherwise cost thousands
@@ -233,7 +231,9 @@ class Recaller:
         self, connection: Connection, run: _Run, vector: np.ndarray | None
     ) -> dict[UUID, float]:
         matches: dict[UUID, float] = {}
-        words = run.terms[:_SEED_WORDS]
+        # Every content word (the reference looks up the first five): a name told late in a
+        # long question ("... everywhere today Alice") seeds too; rarer words go first.
+        words = run.terms
         for hit in matching_entities(connection, words, known_at=run.known_at, limit=run.size * 3):
             matches[hit.entity_id] = hit.score
             run.seed_names[hit.entity_id] = (hit.name, hit.entity_type)

@@ -138,6 +138,12 @@ def test_edges_are_scored_with_their_confidence_decayed_to_the_moment_asked(
     assert [(h.fact.object, h.confidence) for h in then if h.fact is not None] == [("Oldtool", 0.9)]
 
 
+def test_a_name_told_late_in_a_long_question_seeds_the_graph(team: Memory) -> None:
+    found = team.recall("what does the platform team build quickly everywhere today with cargo")
+
+    assert {"Platform Team", "cargo"} <= set(found.seeds)
+
+
 def test_an_explicit_edge_type_list_restricts_every_fact(team: Memory) -> None:
     found = team.recall("Rust platform outage rollback cargo", edge_types=["causal"], limit=10)
     kinds = {h.fact.edge_type for h in found if h.fact is not None}

@@ -18,7 +18,7 @@ import msgspec
 from mcp.server import Server, ServerRequestContext
 
 from apexmem import calls
-from apexmem.events.errors import ApexmemError
+from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.memory import Memory
 from apexmem.readmodels.rows import FactRow, Subgraph
 from apexmem.recalled import Recall, format_context
@@ -63,7 +63,11 @@ class Tool:
 
 
 def _remember(memory: Memory, fact: FactIn) -> FactsOut:
-    return calls.remember(memory, FactsIn(facts=[fact]))
+    try:
+        return calls.remember(memory, FactsIn(facts=[fact]))
+    except ValidationError as e:  # the caller sent one fact, not a list: name its own field
+        field = e.field.removeprefix("facts[0]").removeprefix(".") or "fact"
+        raise ValidationError(field, e.value, e.rule) from None
 
 
 def _fact_line(row: FactRow) -> str:

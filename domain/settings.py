@@ -193,6 +193,7 @@ def parse_settings(text: str, source: str = "settings") -> tuple[Settings, list[
 def _cross_checks(settings: Settings) -> tuple[Settings, list[str]]:
     graph = settings.memory.graph
     activation = graph.spreading_activation
+    _similarity_checks(settings)  # first: a threshold of 0 is named as itself
     if graph.entity_ambiguous_threshold >= graph.entity_similarity_threshold:
         raise ValidationError(
             "memory.graph.entity_ambiguous_threshold",
@@ -205,7 +206,6 @@ def _cross_checks(settings: Settings) -> tuple[Settings, list[str]]:
             activation.activation_threshold,
             f"must be below inhibition_threshold ({activation.inhibition_threshold})",
         )
-    _similarity_checks(settings)
     for name in ("default_decay_rate", "temporal_decay_rate"):
         value = getattr(graph, name)
         if not math.isfinite(value):

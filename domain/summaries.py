@@ -123,7 +123,8 @@ class ExtractiveSummarizer:
 
 
 def truncate_prompt(text: str, max_bytes: int) -> str:
-    """`text` if it fits in `max_bytes` UTF-8 bytes, else cut at a character boundary plus `…`.
+    """`text` if it fits in `max_bytes` UTF-8 bytes, else cut at a character boundary so that
+    it ends with `…` within them.
 
     0 gives the empty string (no prompt, so no model call).
     """
@@ -131,7 +132,8 @@ def truncate_prompt(text: str, max_bytes: int) -> str:
         return ""
     if len(text.encode()) <= max_bytes:
         return text
-    return cut_utf8(text, max_bytes) + _ELLIPSIS
+    room = max_bytes - len(_ELLIPSIS.encode())
+    return cut_utf8(text, room) + _ELLIPSIS if room > 0 else cut_utf8(text, max_bytes)
 
 
 def _listed(items: Sequence[str]) -> str:

@@ -104,7 +104,8 @@ def ingest(state: State, source: BinaryIO) -> None:
         for failure in report.failed:
             errors.print(f"line {failure.line}: {failure.error}")
         console.print(
-            f"{report.lines} lines, {report.applied} applied, {len(report.failed)} failed"
+            f"{report.lines} line{'' if report.lines == 1 else 's'}, {report.applied} applied, "
+            f"{len(report.failed)} failed"
         )
     if report.failed:
         sys.exit(1)

@@ -187,8 +187,10 @@ def test_truncating_a_prompt_keeps_whole_characters_and_marks_the_cut() -> None:
     assert truncate_prompt("short", 100) == "short"
     assert truncate_prompt("hello", 0) == ""
     cut = truncate_prompt("🔥" * 100, 10)
-    assert cut == "🔥🔥…"
-    assert len(cut.encode()) == 11
+    assert cut == "🔥…"  # the mark counts against the bytes: 4 + 3 <= 10
+    assert len(cut.encode()) == 7
+    assert len(truncate_prompt("x" * 200, 100).encode()) == 100
+    assert truncate_prompt("hello", 2) == "he"  # no room for the mark
 
 
 def draft() -> CommunityDraft:

@@ -264,7 +264,7 @@ def test_the_bands_split_at_the_two_thresholds() -> None:
         ("[memory.graph]\nentity_ambiguous_threshold = -0.1\n", "entity_ambiguous_threshold"),
         (
             "[memory.graph]\nentity_similarity_threshold = 0.0\nentity_ambiguous_threshold = 0.0\n",
-            "entity_ambiguous_threshold",
+            "entity_similarity_threshold",  # 0 is named as itself, before the order of the two
         ),
         (
             "[memory.graph.belief_revision]\nsimilarity_threshold = 0\n",

@@ -3,18 +3,51 @@ ValidationError (field, value, rule) rather than failing somewhere inside."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Final
 from uuid import UUID
 
+from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 
-__all__ = ["checked_text", "uuid_of"]
+__all__ = ["MAX_COUNT", "checked_count", "checked_edge_types", "checked_text", "uuid_of"]
+
+MAX_COUNT: Final = 1_000_000
+"""The largest count a query takes (a limit, `k`, hops): past it SQLite's integers and the
+index's arrays overflow long before any answer could be that long."""
 
 
 def checked_text(field: str, value: object) -> str:
-    """`value`, when it is a string."""
+    """`value`, when it is a string that UTF-8 can encode (no lone surrogates)."""
     if not isinstance(value, str):
         raise ValidationError(field, value, "is not text (a str)")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValidationError(
+                field, value, f"is not valid text: a lone surrogate at {e.start} (not UTF-8)"
+            ) from e
     return value
+
+
+def checked_count(field: str, value: object, *, minimum: int = 0) -> int:
+    """`value`, when it is an int (not a bool) from `minimum` to `MAX_COUNT`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+        raise ValidationError(
+            field, value, f"is not a count: a whole number from {minimum} to {MAX_COUNT:,}"
+        )
+    return value
+
+
+def checked_edge_types(field: str, values: object) -> list[str]:
+    """`values` as a list of edge types (aliases mapped), each named by its place if refused."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValidationError(field, values, "is not a list of edge types")
+    return [
+        parse_edge_type(checked_text(f"{field}[{i}]", t), f"{field}[{i}]")
+        for i, t in enumerate(values)
+    ]
 
 
 def uuid_of(field: str, value: object) -> UUID:

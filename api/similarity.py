@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Final, get_args
 from uuid import UUID
 
 import msgspec
 from sqlalchemy import Connection
 
+from apexmem.arguments import checked_count, checked_text
 from apexmem.domain.embedding import Embedder
 from apexmem.domain.settings import Settings
 from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
 from apexmem.logs import get_logger
 from apexmem.projections.vectors import KINDS, Kind
+from apexmem.readmodels.recall import visible_facts
+from apexmem.readmodels.search import visible_entities
 from apexmem.readmodels.store import ReadModelStore
 from apexmem.readmodels.vector_index import VectorIndex
 from apexmem.readmodels.vectors import (
@@ -120,21 +124,32 @@ class Similarity:
         self.index.forget()
 
     def similar(self, text: str, *, kind: str, k: int) -> list[Similar]:
-        """The `k` items of `kind` nearest to `text` by the FAISS index."""
-        chosen = _kind(kind)
-        query = self.embedder.embed([text])[0]
-        return [
-            Similar(kind=chosen, item_id=i, score=s)
-            for i, s in self.index.nearest(chosen, query, k)
-        ]
+        """The `k` current items of `kind` nearest to `text` by the FAISS index.
+
+        Current: a fact version believed now (not superseded, ended or withdrawn); an
+        entity not archived, an entity merged away counting as the one it was merged into.
+        """
+        chosen, size = _kind(kind), checked_count("k", k)
+        query = self.embedder.embed([checked_text("text", text)])[0]
+        with self._store.read() as connection:
+            self.index.sync(connection)
+
+            def nearest(wanted: int) -> list[tuple[UUID, float]]:
+                return self.index.nearest(chosen, query, wanted, connection=connection, sync=False)
+
+            return _current_nearest(connection, chosen, size, nearest)
 
     def similar_exact(self, text: str, *, kind: str, k: int) -> list[Similar]:
         """The same question answered by scanning every SQL vector (for comparison)."""
-        chosen = _kind(kind)
-        query = self.embedder.embed([text])[0]
+        chosen, size = _kind(kind), checked_count("k", k)
+        query = self.embedder.embed([checked_text("text", text)])[0]
+        model = self.embedder.name
         with self._store.read() as connection:
-            found = brute_force(connection, chosen, query, k, model=self.embedder.name)
-        return [Similar(kind=chosen, item_id=i, score=s) for i, s in found]
+
+            def nearest(wanted: int) -> list[tuple[UUID, float]]:
+                return brute_force(connection, chosen, query, wanted, model=model)
+
+            return _current_nearest(connection, chosen, size, nearest)
 
     def close(self) -> None:
         """Save the index file if it moved since it was loaded or last saved."""
@@ -152,7 +167,41 @@ class Similarity:
             _logger.info("vectors.model_changed", found=models, model=self.embedder.name)
 
 
+def _current_nearest(
+    connection: Connection,
+    kind: Kind,
+    k: int,
+    nearest: Callable[[int], list[tuple[UUID, float]]],
+) -> list[Similar]:
+    """The `k` best of `nearest` that are current, asking it for twice as many as are still
+    wanted until `k` are found or it has no more: stale items are in the index too."""
+    wanted = 2 * k
+    while True:
+        found = nearest(wanted)
+        kept = _current(connection, kind, found)
+        if len(kept) >= k or len(found) < wanted:
+            return kept[:k]
+        wanted *= 2
+
+
+def _current(connection: Connection, kind: Kind, found: list[tuple[UUID, float]]) -> list[Similar]:
+    """The current items of `found`, best first: an entity merged away as the entity it was
+    merged into (once, at its best score)."""
+    if kind == "fact":
+        believed = visible_facts(connection, [i.hex for i, _ in found])
+        return [Similar(kind=kind, item_id=i, score=s) for i, s in found if i.hex in believed]
+    if kind == "entity":
+        roots = visible_entities(connection, [i for i, _ in found])
+        best: dict[UUID, float] = {}
+        for i, s in found:
+            if i in roots and roots[i] not in best:
+                best[roots[i]] = s
+        return [Similar(kind=kind, item_id=i, score=s) for i, s in best.items()]
+    return [Similar(kind=kind, item_id=i, score=s) for i, s in found]
+
+
 def _kind(kind: str) -> Kind:
+    checked_text("kind", kind)
     if kind not in KINDS:
         raise ValidationError("kind", kind, f"is not one of {_KIND_NAMES}")
     return kind

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Final
+from uuid import UUID
 
 from sqlalchemy import Connection
 
-from apexmem.arguments import checked_text
+from apexmem.arguments import checked_count, checked_edge_types, checked_text
 from apexmem.domain.names import normalize_relation
 from apexmem.domain.ontology import Ontology
 from apexmem.domain.times import parse_time
-from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import require_aware
 from apexmem.readmodels import (
@@ -28,14 +28,17 @@ from apexmem.readmodels import (
     FactHit,
     FactRow,
     MessageHit,
+    Reached,
     ReadModelStore,
     Subgraph,
     all_entities,
     edge_history,
+    entity_groups,
     episodes_of,
     facts_about,
     facts_of,
     find_entities,
+    names_of,
     search_entities,
     search_facts,
     search_messages,
@@ -122,6 +125,8 @@ class View:
         """
         if query is not None:
             checked_text("query", query)
+        _checked_type(entity_type)
+        checked_count("limit", limit)
         self._ready()
         with self._store.read() as connection:
             if query is None:
@@ -143,6 +148,7 @@ class View:
         """Believed facts with the entity as subject or object (open-ended ones by default;
         faded ones only with `include_faded`)."""
         checked_text("entity", entity)
+        _checked_type(entity_type)
         self._ready()
         with self._store.read() as connection:
             return facts_about(
@@ -184,11 +190,13 @@ class View:
         include_faded: bool = False,
     ) -> Subgraph:
         """Entities within `max_hops` of `start` over believed edges (of `edge_types`, if given;
-        faded ones only with `include_faded`)."""
+        faded ones only with `include_faded`).
+
+        An entity merged into another (by the view's `known_at`) is reached as that one.
+        """
         checked_text("start", start)
-        if max_hops < 0:
-            raise ValidationError("max_hops", max_hops, "must be 0 or more")
-        types = [parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(edge_types)]
+        checked_count("max_hops", max_hops)
+        types = checked_edge_types("edge_types", edge_types)
         self._ready()
         when = self._valid(valid_at)
         with self._store.read() as connection:
@@ -196,7 +204,7 @@ class View:
             ids = [m for row in found for m in (row.entity_id, *row.merged)]
             if not ids:
                 return Subgraph(entities=[], facts=[])
-            return traverse_from(
+            walked = traverse_from(
                 connection,
                 ids,
                 max_hops=max_hops,
@@ -205,6 +213,7 @@ class View:
                 known_at=self.known_at,
                 fading=self._fading(connection, include_faded),
             )
+            return _folded(connection, walked, known_at=self.known_at)
 
     def bfs_at_timestamp(
         self, start: str, *, max_hops: int = 2, at: TimeArg, include_faded: bool = False
@@ -218,6 +227,8 @@ class View:
         """Every version of the subject's `relation` facts (ontology-mapped), newest first."""
         checked_text("subject", subject)
         checked_text("relation", relation)
+        if limit is not None:
+            checked_count("limit", limit)
         self._ready()
         raw = normalize_relation("relation", relation)
         canonical = self._ontology().resolve(raw).canonical
@@ -239,6 +250,7 @@ class View:
         Unknown names give an empty list.
         """
         checked_text("entity", entity)
+        _checked_type(entity_type)
         self._ready()
         with self._store.read() as connection:
             found = find_entities(
@@ -250,6 +262,7 @@ class View:
     def search_entities(self, query: str, *, limit: int = 20) -> list[EntityHit]:
         """Entities whose names or summary hold every word of `query` (as prefixes), best first."""
         checked_text("query", query)
+        checked_count("limit", limit)
         self._ready()
         with self._store.read() as connection:
             return search_entities(connection, query, known_at=self.known_at, limit=limit)
@@ -266,7 +279,8 @@ class View:
         """Believed facts whose sentence holds every word of `query` (as prefixes), best first
         (faded ones only with `include_faded`)."""
         checked_text("query", query)
-        types = [parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(edge_types)]
+        types = checked_edge_types("edge_types", edge_types)
+        checked_count("limit", limit)
         self._ready()
         when = self._valid(valid_at)
         with self._store.read() as connection:
@@ -283,6 +297,33 @@ class View:
     def search_messages(self, query: str, *, limit: int = 20) -> list[MessageHit]:
         """Messages whose text holds every word of `query` (as prefixes), best first."""
         checked_text("query", query)
+        checked_count("limit", limit)
         self._ready()
         with self._store.read() as connection:
             return search_messages(connection, query, known_at=self.known_at, limit=limit)
+
+
+def _checked_type(entity_type: object) -> None:
+    if entity_type is not None:
+        checked_text("entity_type", entity_type)
+
+
+def _folded(connection: Connection, found: Subgraph, *, known_at: datetime | None) -> Subgraph:
+    """`found` with each entity merged away (by `known_at`) counted as the entity it was
+    merged into, at the nearest of their distances; the edges stay as they are."""
+    groups = entity_groups(connection, [r.entity_id for r in found.entities], known_at=known_at)
+    root_of = {member: root for root, members in groups.items() for member in members}
+    if all(root_of.get(r.entity_id, r.entity_id) == r.entity_id for r in found.entities):
+        return found
+    hops: dict[UUID, int] = {}
+    for r in found.entities:
+        root = root_of.get(r.entity_id, r.entity_id)
+        hops[root] = min(hops.get(root, r.hops), r.hops)
+    names = names_of(connection, hops)
+    reached = [
+        Reached(entity_id=e, entity_type=names[e][1], name=names[e][0], hops=h)
+        for e, h in hops.items()
+        if e in names
+    ]
+    reached.sort(key=lambda r: (r.hops, r.name))
+    return Subgraph(entities=reached, facts=found.facts)

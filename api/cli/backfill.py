@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from apexmem.cli.params import COUNT_OR_ZERO
 from apexmem.cli.progress import progress_bar
 from apexmem.cli.state import State, pass_state
 
@@ -13,7 +14,7 @@ __all__ = ["backfill"]
 @click.command()
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=COUNT_OR_ZERO,
     metavar="N",
     help="Read at most N messages, oldest first (default: every unread one).",
 )

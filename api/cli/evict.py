@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from apexmem.cli.params import COUNT_OR_ZERO
 from apexmem.cli.state import State, pass_state
 
 __all__ = ["evict"]
@@ -15,7 +16,7 @@ __all__ = ["evict"]
     "--show",
     default=20,
     show_default=True,
-    type=click.IntRange(min=0),
+    type=COUNT_OR_ZERO,
     help="Fact versions and entities listed at most (each); the counts are always complete.",
 )
 @pass_state

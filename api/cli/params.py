@@ -12,31 +12,37 @@ from typing import Any, Final
 
 import click
 
-__all__ = ["COUNT", "POSITION", "to_list", "to_position_or_time", "to_time"]
+from apexmem.arguments import MAX_COUNT
+
+__all__ = ["COUNT", "COUNT_OR_ZERO", "POSITION", "to_list", "to_position_or_time", "to_time"]
 
 _LARGEST: Final = 2**63 - 1
 """The largest integer SQLite stores."""
 
 
-class _AtLeast(click.IntRange):
-    """An integer of at least `minimum` that SQLite can store: a larger one is a usage error
-    naming the option, not an OverflowError."""
+class _Between(click.IntRange):
+    """An integer from `minimum` to `maximum`: a larger one is a usage error naming the
+    option, not an OverflowError deep inside."""
 
-    def __init__(self, minimum: int) -> None:
+    def __init__(self, minimum: int, maximum: int) -> None:
         super().__init__(min=minimum)
+        self.maximum = maximum
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
-        if number > _LARGEST:
-            self.fail(f"{number} is too large (at most {_LARGEST}).", param, ctx)
+        if number > self.maximum:
+            self.fail(f"{number} is too large (at most {self.maximum}).", param, ctx)
         return number
 
 
-COUNT: Final = _AtLeast(1)
-"""A `--limit`: at least one."""
+COUNT: Final = _Between(1, MAX_COUNT)
+"""A `--limit`: at least one, at most the library's `MAX_COUNT`."""
 
-POSITION: Final = _AtLeast(1)
-"""A log position: the first event is at 1."""
+COUNT_OR_ZERO: Final = _Between(0, MAX_COUNT)
+"""A count that may be 0 (`--hops`, members shown), at most the library's `MAX_COUNT`."""
+
+POSITION: Final = _Between(1, _LARGEST)
+"""A log position: the first event is at 1; SQLite stores the last."""
 
 _INTEGER: Final = re.compile(r"[+-]?\d+")
 

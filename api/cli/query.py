@@ -6,7 +6,7 @@ from datetime import datetime
 
 import click
 
-from apexmem.cli.params import COUNT, to_list, to_time
+from apexmem.cli.params import COUNT, COUNT_OR_ZERO, to_list, to_time
 from apexmem.cli.state import State, no_entity, pass_state
 from apexmem.domain.types import ENTITY_TYPES
 
@@ -90,9 +90,7 @@ def entities(
 
 @click.command()
 @click.argument("name")
-@click.option(
-    "--hops", default=2, show_default=True, type=click.IntRange(min=0), help="Hops at most."
-)
+@click.option("--hops", default=2, show_default=True, type=COUNT_OR_ZERO, help="Hops at most.")
 @click.option(
     "--types",
     "edge_types",

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import click
 
-from apexmem.cli.params import COUNT, to_list, to_time
+from apexmem.cli.params import COUNT, COUNT_OR_ZERO, to_list, to_time
 from apexmem.cli.state import State, pass_state
 
 __all__ = ["recall"]
@@ -16,7 +16,7 @@ __all__ = ["recall"]
 @click.argument("query")
 @click.option("--limit", default=10, show_default=True, type=COUNT, help="At most this many.")
 @click.option(
-    "--hops", default=2, show_default=True, type=click.IntRange(min=0), help="Graph hops at most."
+    "--hops", default=2, show_default=True, type=COUNT_OR_ZERO, help="Graph hops at most."
 )
 @click.option(
     "--types",

@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 from sqlalchemy import Connection
 
-from apexmem.arguments import checked_text
+from apexmem.arguments import checked_count, checked_text
 from apexmem.domain.names import cut_utf8
 from apexmem.domain.recall import (
     EDGE_TYPE_WEIGHTS,
@@ -115,10 +115,10 @@ class Recaller:
         graph = self._settings.memory.graph
         activation = graph.spreading_activation
         chosen_mode = _mode(mode, "activation" if activation.enabled else "bfs")
-        size = graph.recall_limit if limit is None else _count("limit", limit)
+        size = graph.recall_limit if limit is None else checked_count("limit", limit)
         # Each walk has its own setting: SYNAPSE's spreads further (3) than the BFS (2).
         walk_hops = activation.max_hops if chosen_mode == "activation" else graph.max_hops
-        hops = walk_hops if max_hops is None else _count("max_hops", max_hops)
+        hops = walk_hops if max_hops is None else checked_count("max_hops", max_hops)
         explicit = None if edge_types is None else _edge_types(edge_types)
         terms = content_terms(query)
         if not terms or size == 0:
@@ -531,12 +531,6 @@ def _mode(value: str | None, default: str) -> str:
         return default
     if value not in MODES:
         raise ValidationError("mode", value, f"is not one of {', '.join(MODES)}")
-    return value
-
-
-def _count(field: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(field, value, "must be a whole number, 0 or more")
     return value
 
 

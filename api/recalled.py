@@ -9,6 +9,7 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.arguments import checked_count
 from apexmem.domain.recall import format_lines
 from apexmem.readmodels.rows import FactRow, MessageRow
 
@@ -80,6 +81,7 @@ def format_context(hits: Recall | list[RecallHit], *, budget_chars: int = 2_000)
     Newlines and angle brackets in stored text become spaces, so nothing recalled can
     open a new prompt section. A message reads `<speaker>: <text>`.
     """
+    checked_count("budget_chars", budget_chars)
     return format_lines(
         (
             (h.text if h.message is None else f"{h.message.speaker}: {h.text}", h.confidence)

@@ -14,9 +14,14 @@ __all__ = ["recall"]
 
 @click.command()
 @click.argument("query")
-@click.option("--limit", default=10, show_default=True, type=COUNT, help="At most this many.")
 @click.option(
-    "--hops", default=2, show_default=True, type=COUNT_OR_ZERO, help="Graph hops at most."
+    "--limit", type=COUNT, help="At most this many (default: [memory.graph] recall_limit, 10)."
+)
+@click.option(
+    "--hops",
+    type=COUNT_OR_ZERO,
+    help="Graph hops at most (default: [memory.graph] max_hops, 2; spreading_activation "
+    "max_hops, 3, with --mode activation).",
 )
 @click.option(
     "--types",
@@ -30,9 +35,8 @@ __all__ = ["recall"]
 @click.option(
     "--mode",
     type=click.Choice(["bfs", "activation"]),
-    default="bfs",
-    show_default=True,
-    help="Graph expansion: breadth-first, or spreading activation.",
+    help="Graph expansion: breadth-first, or spreading activation (default: activation when "
+    "[memory.graph.spreading_activation] enabled, else bfs).",
 )
 @click.option("--valid-at", callback=to_time, metavar="TIME", help="Recall the world at this time.")
 @click.option("--known-at", callback=to_time, metavar="TIME", help="Recall what was known then.")
@@ -53,16 +57,18 @@ def recall(
     state: State,
     *,
     query: str,
-    limit: int,
-    hops: int,
+    limit: int | None,
+    hops: int | None,
     edge_types: tuple[str, ...] | None,
-    mode: str,
+    mode: str | None,
     valid_at: datetime | None,
     known_at: datetime | None,
     include_faded: bool,
     budget: int | None,
 ) -> None:
     """The facts and messages that best answer QUERY, best first, with why and where from.
+
+    Limit, hops and mode default to the memory's apexmem.toml, as in Python.
 
     Example: apexmem recall "What technologies does Alice's team use?" --hops 2
     """

@@ -200,3 +200,21 @@ def test_init_points_the_settings_file_at_the_readme(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     header = (db / "apexmem.toml").read_text(encoding="utf-8").splitlines()[0]
     assert "README.md, section Settings" in header
+
+
+def test_recall_takes_its_limit_and_mode_from_the_settings_file(tmp_path: Path) -> None:
+    db = str(tmp_path / "mem")
+    lines = "".join(
+        _line(op="assert", subject="Alice", relation="uses", object=f"Tool {n}")
+        for n in ("One", "Two", "Three", "Four")
+    )
+    assert _run("--db", db, "ingest", "-", stdin=lines).returncode == 0
+    (tmp_path / "mem" / "apexmem.toml").write_text(
+        "[memory.graph]\nrecall_limit = 2\n[memory.graph.spreading_activation]\nenabled = true\n"
+    )
+
+    found = json.loads(_run("--db", db, "--json", "recall", "Alice tool").stdout)
+    more = json.loads(_run("--db", db, "--json", "recall", "Alice tool", "--limit", "3").stdout)
+
+    assert len(found["hits"]) == 2 and len(more["hits"]) == 3
+    assert any(w.startswith("activation") for h in found["hits"] for w in h["why"])

@@ -358,3 +358,21 @@ def test_loading_the_model_for_the_first_question_does_not_count_against_the_bud
         found = memory.recall("Where does Alice work?")
     assert not found.cut_short
     assert [h.text for h in found] == ["Alice works_at Acme"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [({"limit": 2**62}, "limit"), ({"max_hops": 2**63}, "max_hops"), ({"limit": 1.5}, "limit")],
+)
+def test_a_count_past_the_bound_is_refused_naming_it(
+    team: Memory, arguments: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ValidationError) as refused:
+        team.recall("Alice", **arguments)
+
+    assert refused.value.field == field
+
+
+def test_a_context_budget_that_is_not_a_count_is_refused(team: Memory) -> None:
+    with pytest.raises(ValidationError, match="budget_chars"):
+        team.format_context(team.recall("Alice"), budget_chars=None)  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ from apexmem.domain.identities import NS
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import EntityState
 from apexmem.events.entity import EntityObserved
-from apexmem.events.errors import ApexmemError
+from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.log import EventLog, NewEvent
 from apexmem.events.similarity import NotesLinked
 from apexmem.logs import get_logger
@@ -59,6 +59,15 @@ class Linking(msgspec.Struct, frozen=True, kw_only=True):
     """The log position it looked up to; the next pass starts after it."""
 
 
+class _Pass(msgspec.Struct, frozen=True, kw_only=True):
+    """One attempt at a pass: what it did, and the mark to append (None: nothing to record)."""
+
+    done: Linking
+    mark: NewEvent | None
+    linked: int
+    """The position of the last entity linked so far, this attempt's included."""
+
+
 class NoteLinking:
     """Note linking, mixed into Memory (it brings the attributes)."""
 
@@ -75,29 +84,55 @@ class NoteLinking:
         """Link each entity first seen since the last pass to its similar entities.
 
         Runs whether or not `[memory.graph.note_linking] enabled` (which runs it after
-        every write); needs `[memory.vectors] enabled`.
+        every write); needs `[memory.vectors] enabled`. When another pass records where it
+        stopped first, this one starts again from there (up to `[memory.log] write_retries`
+        times): what that pass linked is not linked again.
         """
         if self.similarity is None:
             raise ApexmemError("note linking needs vectors: set [memory.vectors] enabled = true")
         if self.read_only is not None:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
+        retries = self.settings.memory.log.write_retries
+        linked = 0  # where this call's entities are linked up to, by an attempt that lost
+        for tried in range(retries + 1):
+            decided = self._link_pass(actor, linked)
+            if decided.mark is None:
+                return decided.done
+            try:
+                self.log.append([decided.mark])
+            except ConcurrencyError:
+                _logger.info("notes.link_conflicted", attempt=tried + 1, retries=retries)
+                if tried == retries:
+                    raise
+                linked = decided.linked
+                continue
+            self._ready()
+            _logger.info("notes.linked", **msgspec.structs.asdict(decided.done))
+            return decided.done
+        raise AssertionError("unreachable")
+
+    def _link_pass(self, actor: str | None, linked: int) -> _Pass:
+        """Link the entities first seen since the last recorded pass, but for those up to
+        position `linked` (an earlier attempt of this call linked them), and return the mark
+        that records where this pass stopped."""
+        assert self.similarity is not None
         self._ready()
         marks = self.log.read_stream(LINKING_ID)
         start = _last_through(marks)
         with self.store.read() as connection:
             through = tracked_position(connection, VECTORS)
+        nothing = _Pass(done=Linking(entities=0, links=0, through=start), mark=None, linked=linked)
         if through <= start:
-            return Linking(entities=0, links=0, through=start)
-        fresh = [
-            e.data
-            for e in self.log.read(start=start + 1, stop=through, tags=_OBSERVED)
-            if e.version == 1 and isinstance(e.data, EntityObserved)
-        ]
+            return nothing
+        fresh = _fresh(self.log, start, through)
         if not fresh and through - start < _QUIET_SPAN:
-            return Linking(entities=0, links=0, through=start)  # nothing to record yet
-        commands = self._links(fresh, actor)
+            return nothing  # nothing to record yet
+        commands = self._links([data for position, data in fresh if position > linked], actor)
+        last = fresh[-1][0] if fresh else start
         if commands:
-            self.execute(commands, idempotency_key=f"note-linking:{start}:{through}")
+            # Keyed by the entities linked, not by how far the index had got: a pass racing
+            # this one from the same mark links the same entities, and its facts are these.
+            self.execute(commands, idempotency_key=f"note-linking:{start}:{last}")
         settings = self.settings.memory.graph.note_linking
         mark = NotesLinked(
             through=through,
@@ -106,13 +141,11 @@ class NoteLinking:
             threshold=settings.similarity_threshold,
             model=self.similarity.embedder.name,
         )
-        self.log.append(
-            [NewEvent(stream_id=LINKING_ID, version=len(marks) + 1, data=mark, actor=actor)]
+        return _Pass(
+            done=Linking(entities=len(fresh), links=len(commands), through=through),
+            mark=NewEvent(stream_id=LINKING_ID, version=len(marks) + 1, data=mark, actor=actor),
+            linked=max(linked, last),
         )
-        self._ready()
-        done = Linking(entities=len(fresh), links=len(commands), through=through)
-        _logger.info("notes.linked", **msgspec.structs.asdict(done))
-        return done
 
     def _link_after_write(self) -> None:
         """The automatic pass of `note_linking.enabled` after a write (never nested in its own
@@ -167,6 +200,15 @@ def _similar_to(states: _States, a: int, b: int, score: float, actor: str | None
         confidence=confidence,
         actor=actor,
     )
+
+
+def _fresh(log: EventLog, start: int, through: int) -> list[tuple[int, EntityObserved]]:
+    """The entities first seen after `start` up to `through`, with their positions."""
+    return [
+        (e.position, e.data)
+        for e in log.read(start=start + 1, stop=through, tags=_OBSERVED)
+        if e.version == 1 and isinstance(e.data, EntityObserved)
+    ]
 
 
 def _last_through(marks: Sequence[object]) -> int:

@@ -8,8 +8,14 @@ from uuid import UUID
 
 import msgspec
 
-from apexmem.events.entity import EntityMerged, EntityObserved
-from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
+from apexmem.events.entity import EntityArchived, EntityMerged, EntityObserved
+from apexmem.events.fact import (
+    FactArchived,
+    FactAsserted,
+    FactReinforced,
+    FactRetracted,
+    FactSuperseded,
+)
 from apexmem.events.log import EventLog, RecordedEvent
 
 __all__ = ["FactView", "Snapshot", "snapshot"]
@@ -17,10 +23,12 @@ __all__ = ["FactView", "Snapshot", "snapshot"]
 _TAGS = (
     "entity-observed.v1",
     "entity-merged.v1",
+    "entity-archived.v1",
     "fact-asserted.v1",
     "fact-reinforced.v1",
     "fact-superseded.v1",
     "fact-retracted.v1",
+    "fact-archived.v1",
 )
 
 
@@ -41,7 +49,8 @@ class FactView(msgspec.Struct, frozen=True, kw_only=True):
     valid_from: datetime
     valid_until: datetime | None
     recorded_at: datetime
-    standing: Literal["believed", "alternative", "withdrawn"]
+    standing: Literal["believed", "alternative", "withdrawn", "archived"]
+    """Archived: evicted, until the fact is observed again (a reinforcement brings it back)."""
     supersedes: UUID | None
     superseded_by: UUID | None
     position: int
@@ -57,6 +66,7 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
 
     position: int
     names: dict[UUID, str]
+    """The name of every entity not archived (evicted and not observed since)."""
     facts: list[FactView]
 
     def current(self) -> list[FactView]:
@@ -64,53 +74,53 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
         return [f for f in self.facts if f.current]
 
 
+class _Folded:
+    """What the fold has gathered so far."""
+
+    def __init__(self) -> None:
+        self.names: dict[UUID, str] = {}
+        """Every entity's first name, archived ones included: their facts keep naming them."""
+        self.merged: dict[UUID, UUID] = {}
+        self.archived: set[UUID] = set()
+        self.facts: dict[UUID, FactView] = {}
+
+
 def snapshot(log: EventLog, *, until: int | None = None) -> Snapshot:
     """Fold the log (up to position `until`) into names and fact versions."""
-    names: dict[UUID, str] = {}
-    merged: dict[UUID, UUID] = {}
-    facts: dict[UUID, FactView] = {}
+    folded = _Folded()
     last = 0
     for event in log.read(stop=until, tags=_TAGS):
         last = event.position
-        _apply(event, names, merged, facts)
-    views = [_named(f, names, merged) for f in facts.values()]
-    return Snapshot(position=last, names=names, facts=views)
+        if event.tag.startswith("entity-"):
+            _apply_entity(event.data, folded)
+        else:
+            _apply_fact(event, folded)
+    views = [_named(f, folded.names, folded.merged) for f in folded.facts.values()]
+    shown = {e: name for e, name in folded.names.items() if e not in folded.archived}
+    return Snapshot(position=last, names=shown, facts=views)
 
 
-def _apply(
-    event: RecordedEvent,
-    names: dict[UUID, str],
-    merged: dict[UUID, UUID],
-    facts: dict[UUID, FactView],
-) -> None:
-    data = event.data
-    replace = msgspec.structs.replace
+def _apply_entity(data: object, folded: _Folded) -> None:
     if isinstance(data, EntityObserved):
-        names.setdefault(data.entity_id, data.name)
+        folded.names.setdefault(data.entity_id, data.name)
+        folded.archived.discard(data.entity_id)  # observed again: an archived entity is back
     elif isinstance(data, EntityMerged):
-        merged[data.entity_id] = data.into
-    elif isinstance(data, FactAsserted):
-        facts[data.fact_id] = FactView(
-            fact_id=data.fact_id,
-            slot_id=event.stream_id,
-            subject_id=data.subject_id,
-            subject="",
-            relation=data.relation,
-            object_id=data.object_id,
-            object=data.value,
-            edge_type=data.edge_type,
-            fact=data.fact,
-            confidence=data.confidence,
-            valid_from=data.valid_from,
-            valid_until=data.valid_until,
-            recorded_at=event.recorded_at,
-            standing="alternative" if data.outcome == "alternative" else "believed",
-            supersedes=data.supersedes,
-            superseded_by=None,
-            position=event.position,
-        )
+        folded.merged[data.entity_id] = data.into
+    elif isinstance(data, EntityArchived):
+        folded.archived.add(data.entity_id)
+
+
+def _apply_fact(event: RecordedEvent, folded: _Folded) -> None:
+    data, facts = event.data, folded.facts
+    replace = msgspec.structs.replace
+    if isinstance(data, FactAsserted):
+        facts[data.fact_id] = _asserted(event, data)
+        # A fact about an archived entity is an observation of it: it is back.
+        folded.archived.difference_update((data.subject_id, data.object_id))
     elif isinstance(data, FactReinforced):
-        facts[data.fact_id] = replace(facts[data.fact_id], confidence=data.confidence)
+        old = facts[data.fact_id]
+        standing = "believed" if old.standing == "archived" else old.standing  # observed again
+        facts[data.fact_id] = replace(old, confidence=data.confidence, standing=standing)
     elif isinstance(data, FactSuperseded):
         facts[data.fact_id] = replace(
             facts[data.fact_id], valid_until=data.valid_until, superseded_by=data.superseded_by
@@ -122,6 +132,30 @@ def _apply(
             if data.valid_until is None
             else replace(old, valid_until=data.valid_until)
         )
+    elif isinstance(data, FactArchived):
+        facts[data.fact_id] = replace(facts[data.fact_id], standing="archived")
+
+
+def _asserted(event: RecordedEvent, data: FactAsserted) -> FactView:
+    return FactView(
+        fact_id=data.fact_id,
+        slot_id=event.stream_id,
+        subject_id=data.subject_id,
+        subject="",
+        relation=data.relation,
+        object_id=data.object_id,
+        object=data.value,
+        edge_type=data.edge_type,
+        fact=data.fact,
+        confidence=data.confidence,
+        valid_from=data.valid_from,
+        valid_until=data.valid_until,
+        recorded_at=event.recorded_at,
+        standing="alternative" if data.outcome == "alternative" else "believed",
+        supersedes=data.supersedes,
+        superseded_by=None,
+        position=event.position,
+    )
 
 
 def _named(fact: FactView, names: dict[UUID, str], merged: dict[UUID, UUID]) -> FactView:

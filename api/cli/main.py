@@ -155,7 +155,9 @@ def log_command(state: State, start: int, limit: int, tags: tuple[str, ...]) -> 
 
 @cli.command()
 @click.option("--fact", "fact", metavar="ID", help="A fact id: every event of its slot.")
-@click.option("--entity", "entity", metavar="NAME", help="An entity name: its own events.")
+@click.option(
+    "--entity", "entity", metavar="NAME", help="An entity name: its events, names and slots."
+)
 @click.option(
     "--type",
     "entity_type",
@@ -173,7 +175,7 @@ def history(
     An entity's history holds its own events, its names and every slot it is part of;
     exit status 1 when no entity answers to NAME.
 
-    Example: apexmem history --fact 111f8499-2f7e-5b3c-8be3-04a39a5120ed
+    Example: apexmem history --entity Alice  (or --fact with an id from `apexmem facts Alice`)
     """
     from apexmem.cli.render import console, emit_json, history_table
 

@@ -154,6 +154,10 @@ def _revise(batch: _Batch, change: Revise) -> None:
     }
     if row["standing"] == "archived" and "observed_at" in change.values:
         row["standing"] = "believed"  # observed again (a reinforcement): an evicted version is back
+        seen = {"last_seen": change.at, "archived_at": None}  # and so are its ends, as by an assert
+        for end in (row["subject_id"], row["object_id"]):
+            if end is not None:
+                _touch(batch, Touch(end if isinstance(end, UUID) else UUID(hex=end), seen))
     batch.inserts.setdefault("facts", []).append(row)
     batch.open_facts[change.fact_id] = row
 

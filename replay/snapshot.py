@@ -119,7 +119,9 @@ def _apply_fact(event: RecordedEvent, folded: _Folded) -> None:
         folded.archived.difference_update((data.subject_id, data.object_id))
     elif isinstance(data, FactReinforced):
         old = facts[data.fact_id]
-        standing = "believed" if old.standing == "archived" else old.standing  # observed again
+        if old.standing == "archived":  # observed again: the version and its ends are back
+            folded.archived.difference_update((old.subject_id, old.object_id))
+        standing = "believed" if old.standing == "archived" else old.standing
         facts[data.fact_id] = replace(old, confidence=data.confidence, standing=standing)
     elif isinstance(data, FactSuperseded):
         facts[data.fact_id] = replace(

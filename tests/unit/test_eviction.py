@@ -265,6 +265,30 @@ def test_a_view_of_a_moment_during_an_archive_leaves_the_entity_out_after_it_is_
     assert shown(during) == ([], [])
 
 
+def test_a_fact_told_again_brings_back_the_entities_archived_with_it(
+    tmp_path: Path, clock: Clock
+) -> None:
+    with capped(tmp_path, clock, 2) as memory:
+        memory.assert_fact(subject="Deb Lane", relation="knows", object="Eli Moss")
+        clock.days(1)
+        memory.assert_fact(subject="Fay Hart", relation="knows", object="Gus Reed")
+        done = memory.evict()
+        assert {e.name for e in done.entities} == {"Deb Lane", "Eli Moss"}
+
+        again = memory.assert_fact(subject="Deb Lane", relation="knows", object="Eli Moss")
+        with memory.store.read() as connection:
+            incremental = dump(connection)
+        memory.rebuild()
+        with memory.store.read() as connection:
+            rebuilt = dump(connection)
+
+        assert again.outcome == "reinforced"
+        assert {"Deb Lane", "Eli Moss"} <= set(names(memory))
+        assert {f.object for f in memory.current_facts()} == {"Eli Moss", "Gus Reed"}
+        assert set(memory.snapshot().names.values()) >= {"Deb Lane", "Eli Moss"}
+        assert rebuilt == incremental
+
+
 def test_history_of_an_archived_entity_lists_its_events_and_its_archive(
     tmp_path: Path, clock: Clock
 ) -> None:

@@ -148,7 +148,7 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         memory = cls(
             directory,
             settings=chosen,
-            clock=clock or _default_clock(directory),
+            clock=_checked_clock(clock) if clock is not None else _default_clock(directory),
             embedder=embedder,
             disambiguator=disambiguator,
         )
@@ -510,6 +510,19 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
     def verify(self) -> VerifyReport:
         """Recompute the hash chain: ok, events checked, and the first bad position if any."""
         return verify(self.log)
+
+
+def _checked_clock(clock: Callable[[], datetime]) -> Callable[[], datetime]:
+    """`clock`, refusing a reading without a timezone (every stored time is UTC) at the call
+    that reads it, before anything is decided or written."""
+
+    def read() -> datetime:
+        now = clock()
+        if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+            raise ValidationError("clock", now, "is not a datetime with a timezone")
+        return now
+
+    return read
 
 
 def _default_clock(directory: Path) -> Callable[[], datetime]:

@@ -259,8 +259,9 @@ class EventLog:
                 connection.commit()
             except sqlite3.IntegrityError as e:
                 connection.rollback()
-                raise ConcurrencyError(
-                    f"a stream changed while this append was decided: {e}"
+                raise ConcurrencyError(  # SQLite's text (the constraint) stays in the cause
+                    "a stream changed while this append was decided: another writer appended "
+                    "to it first (read it again, decide again, append again)"
                 ) from e
             except BaseException:
                 connection.rollback()

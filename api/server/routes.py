@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Final
 from uuid import UUID
 
@@ -92,7 +93,23 @@ def _tenant(request: Request[Any, Any, Any]) -> Tenant:
     found = tenants.get(request.path_params.get("tenant", ""))
     if found is None or not found.accepts(bearer_token(request.scope["headers"])):
         raise NotAuthorizedException("the bearer token does not open this memory")
+    _one_ascii_key(request.scope["headers"])
     return found
+
+
+def _one_ascii_key(headers: Iterable[tuple[bytes, bytes]]) -> None:
+    """At most one Idempotency-Key, in ASCII: the router would take the first of several,
+    and shows other bytes as Latin-1 (the key is refused either way: show it as sent)."""
+    keys = [value for name, value in headers if name.lower() == b"idempotency-key"]
+    if len(keys) > 1:
+        shown = [k.decode("utf-8", "replace") for k in keys]
+        raise ValidationError("Idempotency-Key", shown, "is given more than once: give one")
+    if keys and not keys[0].isascii():
+        raise ValidationError(
+            "Idempotency-Key",
+            keys[0].decode("utf-8", "replace"),
+            "must be 1 to 255 visible ASCII characters (no spaces)",
+        )
 
 
 class MemoryApi(Controller):

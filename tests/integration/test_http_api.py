@@ -213,6 +213,29 @@ def test_an_idempotency_key_with_a_space_is_refused(client: TestClient[Any]) -> 
     assert response.json()["field"] == "Idempotency-Key"
 
 
+@pytest.mark.parametrize(
+    ("headers", "shown"),
+    [
+        ([(b"Idempotency-Key", b"k-1"), (b"Idempotency-Key", b"k-2")], "k-1, k-2"),
+        ([(b"Idempotency-Key", "clé".encode())], "clé"),
+    ],
+)
+def test_two_idempotency_keys_or_one_not_in_ascii_are_refused_as_sent(
+    client: TestClient[Any], headers: list[tuple[bytes, bytes]], shown: str
+) -> None:
+    count = events(client)
+    response = client.post(
+        "/v1/facts",
+        json={"facts": [fact("Alice", "works_at", "Acme")]},
+        headers=[*((k.encode(), v.encode()) for k, v in AUTH.items()), *headers],
+    )
+
+    assert response.status_code == 422
+    assert response.json()["field"] == "Idempotency-Key"
+    assert response.json()["value"] == shown
+    assert events(client) == count
+
+
 def test_messages_aliases_and_retractions_are_recorded(client: TestClient[Any]) -> None:
     body = {"facts": [fact("Alice", "works_at", "Acme", valid_from="2024-01-01T00:00:00Z")]}
     [made] = post(client, "/v1/facts", body)["results"]

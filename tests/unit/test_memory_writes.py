@@ -736,3 +736,14 @@ def test_a_bounded_claim_about_the_same_object_ends_it_whichever_arrives_first(
     assert current_of(memory, "works_at") == []
     ends = [e.data.valid_until for e in memory.events(tags=["fact-asserted.v1"])]
     assert year(2022) in ends  # the end given is in the log, not lost in a reinforcement
+
+
+@pytest.mark.parametrize("reading", [datetime(2024, 1, 1), "2024-01-01T00:00:00Z"])
+def test_a_clock_that_reads_no_timezone_is_refused_naming_it_and_writes_nothing(
+    tmp_path: Path, reading: Any
+) -> None:
+    with Memory.open(tmp_path / "mem", clock=lambda: reading) as memory:
+        with pytest.raises(ValidationError, match="clock"):
+            memory.assert_fact(subject="Alice", relation="knows", object="Bob Stone")
+
+        assert memory.log.last_position() == 0

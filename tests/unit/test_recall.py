@@ -174,7 +174,7 @@ def test_an_unknown_mode_or_edge_type_is_refused_naming_what_is_accepted(team: M
         team.recall("Alice", edge_types=["causal", "bogus"])
     with pytest.raises(ValidationError, match="edge_types: 'causal' must be a list"):
         team.recall("Alice", edge_types="causal")
-    with pytest.raises(ValidationError, match="limit: -1 must be a whole number"):
+    with pytest.raises(ValidationError, match="limit: -1 is not a count"):
         team.recall("Alice", limit=-1)
     assert list(team.recall("Alice", limit=0)) == []
 

@@ -35,6 +35,7 @@ from apexmem.projections.usage import CountsDecayed
 from apexmem.readmodels import fulltext
 from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.community_apply import apply_community_changes
+from apexmem.readmodels.prepared import Prepared
 from apexmem.readmodels.tables import (
     entities,
     entity_archives,
@@ -298,7 +299,8 @@ def _flush(connection: Connection, batch: _Batch) -> None:
 
 def _end_archives(connection: Connection, seen: dict[UUID, Any]) -> None:
     """End the archives earlier batches left open of the entities this batch observed."""
-    if connection.execute(_ANY_OPEN_ARCHIVE).first() is None:  # the usual case: none
+    # Asked through the driver: every inline write flushes, and the usual answer is none.
+    if not _ANY_OPEN_ARCHIVE.rows(connection, {}):
         return
     open_ids = connection.execute(_OPEN_ARCHIVES).scalars()
     ended = [{"b_id": e, "b_at": seen[e]} for e in open_ids if e in seen]
@@ -306,8 +308,10 @@ def _end_archives(connection: Connection, seen: dict[UUID, Any]) -> None:
         write_rows(connection, "end_archives", _end_archive_statement, ended)
 
 
-_ANY_OPEN_ARCHIVE: Final = (
-    select(entity_archives.c.entity_id).where(entity_archives.c.revived_at.is_(None)).limit(1)
+_ANY_OPEN_ARCHIVE: Final = Prepared(
+    lambda: (
+        select(entity_archives.c.entity_id).where(entity_archives.c.revived_at.is_(None)).limit(1)
+    )
 )
 _OPEN_ARCHIVES: Final = select(entity_archives.c.entity_id).where(
     entity_archives.c.revived_at.is_(None)

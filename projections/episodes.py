@@ -9,6 +9,7 @@ changes nothing.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Final
 from uuid import UUID
 
 import msgspec
@@ -38,18 +39,21 @@ def linked(
     event: RecordedEvent, *entity_ids: UUID | None, fact: UUID | None = None
 ) -> list[Linked]:
     """The link an event recorded with an `episode` makes to the entities it names; else none."""
-    if event.episode is None:
+    conversation = event.episode
+    if conversation is None:
         return []
-    return [
-        Linked(
-            episode_id(event.episode),
-            event.episode,
-            tuple(e for e in entity_ids if e is not None),
-            event.recorded_at,
-            event.position,
-            fact,
-        )
-    ]
+    episode = _EPISODES.get(conversation)
+    if episode is None:  # a conversation's events come together: its id is derived once
+        if len(_EPISODES) >= _MEMO_SIZE:
+            _EPISODES.clear()
+        episode = _EPISODES[conversation] = episode_id(conversation)
+    named = tuple(e for e in entity_ids if e is not None)
+    return [Linked(episode, conversation, named, event.recorded_at, event.position, fact)]
+
+
+_EPISODES: dict[str, UUID] = {}
+"""Conversation -> episode id, a memo (uuid5 costs more than the rest of a link)."""
+_MEMO_SIZE: Final = 4_096
 
 
 def episode_started(event: RecordedEvent, data: EpisodeStarted) -> list[Linked]:

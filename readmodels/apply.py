@@ -51,25 +51,28 @@ _TABLES = {table.name: table for table in metadata.sorted_tables}
 
 
 class _Batch:
+    """One batch's rows, folded in memory. Ids are keyed by `UUID.int`: a UUID's hash runs in
+    Python, and a catch-up looks up several per event."""
+
     def __init__(self) -> None:
         self.inserts: dict[str, list[dict[str, Any]]] = {}
-        self.new_entities: dict[UUID, dict[str, Any]] = {}
-        self.touched: dict[UUID, dict[str, Any]] = {}
-        self.open_facts: dict[UUID, dict[str, Any]] = {}
+        self.new_entities: dict[int, dict[str, Any]] = {}
+        self.touched: dict[int, tuple[UUID, dict[str, Any]]] = {}
+        """Entity -> (its id, the columns this batch changes)."""
+        self.open_facts: dict[int, dict[str, Any]] = {}
         self.new_facts: list[dict[str, Any]] = []
         """The first state row of each fact version this batch asserts."""
         self.expired: list[dict[str, Any]] = []
         """Open rows loaded from the database that this batch closes."""
         self.retrieved: dict[int, tuple[int, Any]] = {}
-        """Fact version (`UUID.int`: a UUID's hash runs in Python) -> (times returned by
-        recalls in this batch, the last time)."""
-        self.episodes: dict[UUID, dict[str, Any]] = {}
-        self.links: dict[tuple[UUID, UUID], dict[str, Any]] = {}
+        """Fact version -> (times returned by recalls in this batch, the last time)."""
+        self.episodes: dict[int, dict[str, Any]] = {}
+        self.links: dict[tuple[int, int], dict[str, Any]] = {}
         """The first event of this batch that named each episode, and each (episode, entity)."""
         self.communities: list[CommunityChange] = []
-        self.archives: dict[UUID, dict[str, Any]] = {}
+        self.archives: dict[int, dict[str, Any]] = {}
         """The last archive interval this batch opened for each entity."""
-        self.seen: dict[UUID, Any] = {}
+        self.seen: dict[int, Any] = {}
         """Each entity observed in this batch outside an archive it opened -> the first time:
         when an archive left open by an earlier batch ended, if one did."""
 
@@ -102,13 +105,16 @@ def _load_open_facts(connection: Connection, changes: Sequence[Change], batch: _
     Their columns stay as the driver returned them (ids and times included): they are
     only copied into the next version's row and written back, which `_compile` allows for.
     """
-    created = {c.row["fact_id"] for c in changes if isinstance(c, Insert) and c.table == "facts"}
-    wanted = list({c.fact_id for c in changes if isinstance(c, Revise)} - created)
+    revised = {c.fact_id.int: c.fact_id for c in changes if isinstance(c, Revise)}
+    for c in changes:
+        if isinstance(c, Insert) and c.table == "facts":
+            revised.pop(c.row["fact_id"].int, None)
+    wanted = list(revised.values())
     for i in range(0, len(wanted), 500):
         for fact_id, *values in connection.execute(_OPEN_ROWS, {"ids": wanted[i : i + 500]}):
             row = dict(zip(_FACT_COLUMNS, values, strict=True))
             row["_stored"] = True
-            batch.open_facts[fact_id] = row
+            batch.open_facts[fact_id.int] = row
 
 
 _FACT_COLUMNS: Final = [c.name for c in facts.c]
@@ -125,16 +131,17 @@ def _insert(batch: _Batch, change: Insert) -> None:
     row = dict(change.row)
     batch.inserts.setdefault(change.table, []).append(row)
     if change.table == "facts":
-        batch.open_facts[row["fact_id"]] = row
+        batch.open_facts[row["fact_id"].int] = row
         batch.new_facts.append(row)
     elif change.table == "entities":
-        batch.new_entities[row["entity_id"]] = row
+        batch.new_entities[row["entity_id"].int] = row
     elif change.table == "entity_archives":
-        batch.archives[row["entity_id"]] = row
+        batch.archives[row["entity_id"].int] = row
 
 
 def _revise(batch: _Batch, change: Revise) -> None:
-    current = batch.open_facts.get(change.fact_id)
+    key = change.fact_id.int
+    current = batch.open_facts.get(key)
     if current is None:  # a revision of a version this read model never saw: nothing to show
         return
     current["expired_at"] = change.at
@@ -160,7 +167,7 @@ def _revise(batch: _Batch, change: Revise) -> None:
             if end is not None:
                 _touch(batch, Touch(end if isinstance(end, UUID) else UUID(hex=end), seen))
     batch.inserts.setdefault("facts", []).append(row)
-    batch.open_facts[change.fact_id] = row
+    batch.open_facts[key] = row
 
 
 def _ignoring_duplicates(connection: Connection, name: str) -> Any:
@@ -174,15 +181,19 @@ def _ignoring_duplicates(connection: Connection, name: str) -> Any:
 
 def _touch(batch: _Batch, change: Touch) -> None:
     entity_id, values = change.entity_id, change.values
+    key = entity_id.int
     if "archived_at" in values and values["archived_at"] is None:  # observed: not archived
-        archive = batch.archives.get(entity_id)
+        archive = batch.archives.get(key)
         if archive is None:
-            batch.seen.setdefault(entity_id, values["last_seen"])
+            batch.seen.setdefault(key, values["last_seen"])
         elif archive["revived_at"] is None:
             archive["revived_at"] = values["last_seen"]
-    target = batch.new_entities.get(entity_id)
+    target = batch.new_entities.get(key)
     if target is None:
-        target = batch.touched.setdefault(entity_id, {})
+        touched = batch.touched.get(key)
+        if touched is None:
+            touched = batch.touched[key] = (entity_id, {})
+        target = touched[1]
     target.update(values)
 
 
@@ -197,26 +208,30 @@ def _retrieved(batch: _Batch, change: Retrieved) -> None:
 def _linked(batch: _Batch, change: Linked) -> None:
     """Keep the first event that named an episode or linked an entity to it (in log order);
     the rows are inserted ignoring those already stored, so the first event ever wins."""
-    if change.conversation is not None and change.episode_id not in batch.episodes:
-        batch.episodes[change.episode_id] = {
-            "episode_id": change.episode_id,
+    episode = change.episode_id
+    episode_key = episode.int
+    if change.conversation is not None and episode_key not in batch.episodes:
+        batch.episodes[episode_key] = {
+            "episode_id": episode,
             "conversation": change.conversation,
             "started_at": change.at,
             "position": change.position,
         }
     entities = change.entity_ids
-    ends = batch.open_facts.get(change.fact_id) if change.fact_id is not None else None
-    if ends is not None:  # loaded rows hold ids as stored (hex), new ones as UUIDs
-        entities += tuple(
-            e if isinstance(e, UUID) else UUID(hex=e)
-            for e in (ends["subject_id"], ends["object_id"])
-            if e is not None
-        )
+    if change.fact_id is not None:
+        ends = batch.open_facts.get(change.fact_id.int)
+        if ends is not None:  # loaded rows hold ids as stored (hex), new ones as UUIDs
+            entities += tuple(
+                e if isinstance(e, UUID) else UUID(hex=e)
+                for e in (ends["subject_id"], ends["object_id"])
+                if e is not None
+            )
+    links = batch.links
     for entity in entities:
-        key = (change.episode_id, entity)
-        if key not in batch.links:
-            batch.links[key] = {
-                "episode_id": change.episode_id,
+        key = (episode_key, entity.int)
+        if key not in links:
+            links[key] = {
+                "episode_id": episode,
                 "entity_id": entity,
                 "linked_at": change.at,
                 "position": change.position,
@@ -275,7 +290,7 @@ def _flush(connection: Connection, batch: _Batch) -> None:
     for name, rows in batch.inserts.items():
         write_rows(connection, name, partial(_insert_statement, connection, name), rows)
     by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-    for entity_id, values in batch.touched.items():
+    for entity_id, values in batch.touched.values():
         row = {"b_id": entity_id, **{f"v_{k}": v for k, v in values.items()}}
         by_columns.setdefault(tuple(sorted(values)), []).append(row)
     for columns, rows in by_columns.items():
@@ -284,7 +299,7 @@ def _flush(connection: Connection, batch: _Batch) -> None:
         _count_retrievals(connection, batch)
     if batch.communities:
         apply_community_changes(connection, batch.communities)
-    summaries = [(e, v["summary"]) for e, v in batch.touched.items() if "summary" in v]
+    summaries = [(e, v["summary"]) for e, v in batch.touched.values() if "summary" in v]
     fulltext.index(
         connection,
         fulltext.Rows(
@@ -297,13 +312,13 @@ def _flush(connection: Connection, batch: _Batch) -> None:
     )
 
 
-def _end_archives(connection: Connection, seen: dict[UUID, Any]) -> None:
+def _end_archives(connection: Connection, seen: dict[int, Any]) -> None:
     """End the archives earlier batches left open of the entities this batch observed."""
     # Asked through the driver: every inline write flushes, and the usual answer is none.
     if not _ANY_OPEN_ARCHIVE.rows(connection, {}):
         return
     open_ids = connection.execute(_OPEN_ARCHIVES).scalars()
-    ended = [{"b_id": e, "b_at": seen[e]} for e in open_ids if e in seen]
+    ended = [{"b_id": e, "b_at": seen[e.int]} for e in open_ids if e.int in seen]
     if ended:
         write_rows(connection, "end_archives", _end_archive_statement, ended)
 

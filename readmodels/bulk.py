@@ -13,8 +13,8 @@ own cursor runs it with plain tuples, inside the connection's transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from operator import itemgetter
-from typing import Any, NamedTuple
+from operator import attrgetter, itemgetter
+from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 from sqlalchemy import Connection, Dialect, UpdateBase, Uuid
@@ -35,6 +35,9 @@ class _Compiled(NamedTuple):
     """(index in `names`, its type's bind processor) for each parameter that has one."""
     times: tuple[int, ...]
     """Indexes in `names` of the UtcMicros parameters."""
+    hex_ids: tuple[int, ...] = ()
+    """Indexes in `names` of the Uuid parameters stored as 32 hex digits (SQLite's form),
+    among `converters` too: a column of UUIDs only is converted without a Python call each."""
 
 
 _compiled: dict[tuple[str, Hashable], _Compiled] = {}
@@ -56,7 +59,10 @@ def write_rows(
         compiled = _compiled[(dialect.name, key)] = _compile(build(), dialect)
     columns: list[Iterable[Any]] = list(zip(*map(compiled.values, rows), strict=True))
     for i, convert in compiled.converters:
-        columns[i] = map(convert, columns[i])
+        if i in compiled.hex_ids and set(map(type, columns[i])) == _JUST_UUIDS:
+            columns[i] = map(_HEX.__mod__, map(_INT, columns[i]))
+        else:
+            columns[i] = map(convert, columns[i])
     for i in compiled.times:
         # Few distinct times per batch (one transaction time per append, among others),
         # and datetimes hash in C: each distinct one is converted once.
@@ -81,16 +87,34 @@ def _compile(statement: UpdateBase, dialect: Dialect) -> _Compiled:
     names = tuple(compiled.positiontup or compiled.binds)
     converters: list[tuple[int, Callable[[Any], Any]]] = []
     times: list[int] = []
+    hex_ids: list[int] = []
     for i, name in enumerate(names):
         kind = compiled.binds[name].type
         if isinstance(kind, UtcMicros):  # stored_micros also passes stored values through
             times.append(i)
         elif (process := kind.dialect_impl(dialect).bind_processor(dialect)) is not None:
-            converters.append((i, _uuid_or_stored(process) if isinstance(kind, Uuid) else process))
+            if isinstance(kind, Uuid):
+                converters.append((i, _uuid_or_stored(process)))
+                if process(_SAMPLE) == _HEX % _SAMPLE.int:
+                    hex_ids.append(i)
+            else:
+                converters.append((i, process))
     values = itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
     return _Compiled(
-        compiled.string, names, values, compiled.positional, tuple(converters), tuple(times)
+        compiled.string,
+        names,
+        values,
+        compiled.positional,
+        tuple(converters),
+        tuple(times),
+        tuple(hex_ids),
     )
+
+
+_SAMPLE: Final = UUID(int=0x0123456789ABCDEF0123456789ABCDEF)
+_HEX: Final = "%032x"
+_INT: Final = attrgetter("int")
+_JUST_UUIDS: Final = {UUID}
 
 
 def _uuid_or_stored(process: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -12,28 +12,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from clocks import Clock
 
 from apexmem import Memory
 from apexmem.cli import cli
 from apexmem.domain.embedding import HashingEmbedder
 
-START = datetime(2024, 1, 1, tzinfo=UTC)
 HORIZON = math.log(10) / 0.01
 """Days until a certain fact fades at the default rate (about 230)."""
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def days(self, days: float) -> datetime:
-        self.now += timedelta(days=days)
-        return self.now
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from uuid import UUID
 import msgspec
 import pytest
 from click.testing import CliRunner
+from clocks import START, Clock
 
 from apexmem import Memory, eviction
 from apexmem.cli import cli
@@ -21,22 +22,6 @@ from apexmem.domain.eviction import EntityActivity, ExpiredVersion, plan_evictio
 from apexmem.domain.settings import Settings, parse_settings
 from apexmem.events.errors import ValidationError
 from apexmem.readmodels import dump
-
-START = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def days(self, days: float) -> datetime:
-        self.now += timedelta(days=days)
-        return self.now
 
 
 def settings(**graph: Any) -> Settings:

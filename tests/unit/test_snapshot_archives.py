@@ -4,32 +4,16 @@ are not shown, and an entity or version observed again is back, as in the read m
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from clocks import Clock
 
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.settings import Settings
-
-START = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def days(self, days: float) -> datetime:
-        self.now += timedelta(days=days)
-        return self.now
 
 
 @pytest.fixture

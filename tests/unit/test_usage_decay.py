@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from uuid import UUID
 
 import pytest
+from clocks import Clock
 
 from apexmem import ApexmemError, Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
@@ -21,21 +22,6 @@ from apexmem.events import RetrievalCountsDecayed
 from apexmem.events.log import NewEvent
 from apexmem.events.policy import FactsRetrieved
 from apexmem.readmodels import dump
-
-START = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class Clock:
-    """A clock that moves only when told to."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 from sqlalchemy import Connection
 
-from apexmem.arguments import checked_count, checked_text
+from apexmem.arguments import checked_count, checked_edge_types, checked_text
 from apexmem.domain.names import cut_utf8
 from apexmem.domain.recall import (
     EDGE_TYPE_WEIGHTS,
@@ -40,7 +40,6 @@ from apexmem.domain.recall import (
 from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
 from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms
 from apexmem.domain.settings import Settings
-from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import EPOCH, from_micros, to_micros
 from apexmem.readmodels import ReadModelStore, names_of
@@ -119,7 +118,11 @@ class Recaller:
         # Each walk has its own setting: SYNAPSE's spreads further (3) than the BFS (2).
         walk_hops = activation.max_hops if chosen_mode == "activation" else graph.max_hops
         hops = walk_hops if max_hops is None else checked_count("max_hops", max_hops)
-        explicit = None if edge_types is None else _edge_types(edge_types)
+        explicit = (
+            None
+            if edge_types is None
+            else list(dict.fromkeys(checked_edge_types("edge_types", edge_types)))
+        )
         terms = content_terms(query)
         if not terms or size == 0:
             return Recall(hits=[], edge_types=list(explicit or []))
@@ -532,9 +535,3 @@ def _mode(value: str | None, default: str) -> str:
     if value not in MODES:
         raise ValidationError("mode", value, f"is not one of {', '.join(MODES)}")
     return value
-
-
-def _edge_types(values: Sequence[str]) -> list[str]:
-    if isinstance(values, str):
-        raise ValidationError("edge_types", values, "must be a list of edge types, not one string")
-    return list(dict.fromkeys(parse_edge_type(t, f"edge_types[{i}]") for i, t in enumerate(values)))

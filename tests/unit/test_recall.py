@@ -172,7 +172,7 @@ def test_an_unknown_mode_or_edge_type_is_refused_naming_what_is_accepted(team: M
         team.recall("Alice", mode="dfs")
     with pytest.raises(ValidationError, match=r"edge_types\[1\]: 'bogus' is not one of semantic"):
         team.recall("Alice", edge_types=["causal", "bogus"])
-    with pytest.raises(ValidationError, match="edge_types: 'causal' must be a list"):
+    with pytest.raises(ValidationError, match="edge_types: 'causal' is not a list of edge types"):
         team.recall("Alice", edge_types="causal")
     with pytest.raises(ValidationError, match="limit: -1 is not a count"):
         team.recall("Alice", limit=-1)

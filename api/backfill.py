@@ -19,6 +19,7 @@ from uuid import UUID
 import blake3
 import msgspec
 
+from apexmem.arguments import checked_count
 from apexmem.domain.commands import AssertFact, ObserveEntity, build
 from apexmem.domain.extraction import (
     GENERIC_SPEAKERS,
@@ -35,7 +36,7 @@ from apexmem.domain.names import MIN_NAME_BYTES, normalize
 from apexmem.domain.settings import Settings
 from apexmem.events.base import Event
 from apexmem.events.episode import EntitiesMentioned
-from apexmem.events.errors import ApexmemError, ConcurrencyError, ValidationError
+from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.extraction import MessageExtracted
 from apexmem.events.log import EventLog, NewEvent
 from apexmem.logs import get_logger
@@ -282,12 +283,8 @@ def _read(
 
 
 def _limit(value: object) -> int | None:
-    """`backfill`'s `limit`: None (every message) or a whole number, 0 or more."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError("limit", value, "is not a count: an int, 0 or more, or None")
-    return value
+    """`backfill`'s `limit`: None (every message) or a count."""
+    return None if value is None else checked_count("limit", value)
 
 
 def _lexicon(known: dict[str, KnownName], talking: Sequence[str]) -> dict[str, KnownName]:

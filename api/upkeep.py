@@ -17,6 +17,7 @@ from uuid import UUID
 import msgspec
 from sqlalchemy import Connection
 
+from apexmem.arguments import checked_count
 from apexmem.domain.communities import (
     DEFAULT_EDGE_CHUNK,
     Detected,
@@ -32,7 +33,7 @@ from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import CommunityDraft, ExtractiveSummarizer, Summarizer
 from apexmem.events.base import MAX_SUMMARY_BYTES
 from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
-from apexmem.events.errors import ApexmemError, ConcurrencyError, ValidationError
+from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.log import EventLog, LockedLog, NewEvent
 from apexmem.events.policy import CommunitySummarized
 from apexmem.logs import get_logger
@@ -162,7 +163,7 @@ class GraphUpkeep:
 
         At most `limit` communities, each with its `top` best-connected members (0 gives none).
         """
-        limit, top = _count("limit", limit), _count("top", top)
+        limit, top = checked_count("limit", limit), checked_count("top", top)
         self._ready()
         with self.store.read() as connection:
             return list_communities(connection, limit=limit, top=top)
@@ -304,12 +305,6 @@ def _read_assignment(
             )
         )
     return events, Assignment(placed=placed, position=tracked_position(connection, GRAPH))
-
-
-def _count(field: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(field, value, "is not a count: an int, 0 or more")
-    return value
 
 
 def _chunk_size(configured: int) -> int:

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from apexmem import Memory, Settings, ValidationError, parse_settings
+from apexmem.arguments import MAX_COUNT
 from apexmem.cli import cli
 from apexmem.domain.embedding import HashingEmbedder
 
@@ -125,7 +126,7 @@ def test_communities_with_a_limit_or_top_of_zero_list_none_or_show_no_members(
 
     none = memory.communities(limit=0)
     [bare] = memory.communities(top=0)
-    [every] = memory.communities(limit=2**64, top=2**64)
+    [every] = memory.communities(limit=MAX_COUNT, top=MAX_COUNT)
 
     assert none == []
     assert (bare.size, bare.top_members) == (3, [])

@@ -11,7 +11,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 from uuid import UUID
 
-from apexmem.arguments import checked_text, uuid_of
+from apexmem.arguments import uuid_of
 from apexmem.backfill import Backfilling
 from apexmem.config import EVENTS_FILE, READMODELS_FILE, home, load_settings
 from apexmem.domain.commands import (
@@ -294,11 +294,9 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         Cosine similarity of embeddings, answered by the FAISS index; needs
         `[memory.vectors] enabled` (the default).
         """
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValidationError("k", k, "is not a count: an int, 0 or more")
-        similarity = self._similarity()
+        similarity = self._similarity()  # it checks the arguments
         self._ready()
-        return similarity.similar(checked_text("text", text), kind=kind, k=k)
+        return similarity.similar(text, kind=kind, k=k)
 
     def recall(
         self,

@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
+from functools import partial
 from time import monotonic
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 from uuid import UUID
 
 import msgspec
@@ -42,6 +43,7 @@ from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms
 from apexmem.domain.settings import Settings
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import EPOCH, from_micros, to_micros
+from apexmem.projections.vectors import Kind
 from apexmem.readmodels import ReadModelStore, names_of
 from apexmem.readmodels.decay import ConfidenceNow, Fading, fading_at
 from apexmem.readmodels.prepared import id_of
@@ -65,6 +67,8 @@ from apexmem.recalled import Provenance, Recall, RecallHit
 from apexmem.similarity import Similarity
 
 __all__ = ["MODES", "Recaller"]
+
+T = TypeVar("T")
 
 MODES: Final = ("bfs", "activation")
 _FRONTIER: Final = 20
@@ -203,26 +207,28 @@ class Recaller:
     def _vectors(self, connection: Connection, run: _Run, vector: np.ndarray) -> None:
         assert self._similarity is not None
         index = self._similarity.index
-        # Superseded and retracted versions are in the index too: ask for more than needed.
-        near_facts = index.nearest_keys(
-            "fact", vector, run.pool * 3, connection=connection, sync=False
-        )
-        near_messages = index.nearest_keys(
-            "message", vector, run.pool, connection=connection, sync=False
-        )
-        facts = visible_facts(
-            connection,
-            [i for i, _ in near_facts],
-            valid_at=run.valid_at,
-            known_at=run.known_at,
-            edge_types=run.explicit,
-            fading=run.fading,
-        )
-        messages = visible_messages(
-            connection,
-            [i for i, _ in near_messages],
-            valid_at=run.valid_at,
-            known_at=run.known_at,
+
+        def nearest(kind: Kind, wanted: int) -> list[tuple[str, float]]:
+            return index.nearest_keys(kind, vector, wanted, connection=connection, sync=False)
+
+        def shown_facts(ids: list[str]) -> dict[str, FactKey]:
+            return visible_facts(
+                connection,
+                ids,
+                valid_at=run.valid_at,
+                known_at=run.known_at,
+                edge_types=run.explicit,
+                fading=run.fading,
+            )
+
+        def shown_messages(ids: list[str]) -> dict[str, MessageKey]:
+            return visible_messages(connection, ids, valid_at=run.valid_at, known_at=run.known_at)
+
+        # Superseded and retracted versions are in the index too, and items told after
+        # `known_at`: ask for more than needed, and more again while too few can be shown.
+        near_facts, facts = _nearest_shown(run, partial(nearest, "fact"), shown_facts, 3)
+        near_messages, messages = _nearest_shown(
+            run, partial(nearest, "message"), shown_messages, 1
         )
         run.facts.update(facts)
         run.messages.update(messages)
@@ -527,6 +533,23 @@ class _Run:
             ),
             message=m,
         )
+
+
+def _nearest_shown(
+    run: _Run,
+    nearest: Callable[[int], list[tuple[str, float]]],
+    shown: Callable[[list[str]], dict[str, T]],
+    spare: int,
+) -> tuple[list[tuple[str, float]], dict[str, T]]:
+    """The nearest items (`spare` times the pool at first, four times more each round) and
+    those of them the recall can show, until a pool's worth can be or the index has no more."""
+    wanted = run.pool * spare
+    while True:
+        near = nearest(wanted)
+        kept = shown([i for i, _ in near])
+        if len(kept) >= run.pool or len(near) < wanted or run.out_of_time():
+            return near, kept
+        wanted *= 4
 
 
 def _mode(value: str | None, default: str) -> str:

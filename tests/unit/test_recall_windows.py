@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from apexmem import Memory
+from apexmem import HashingEmbedder, Memory
 from apexmem.domain.settings import parse_settings
 from apexmem.readmodels import recall as reads
 
@@ -57,7 +57,7 @@ def keeper(**bounds: Any) -> dict[str, Any]:
         "object_type": "concept",
         "fact": "Zebra Keeper feeds the zebra herd daily",
         **bounds,
-    }
+    }  # bounds: valid times, or another sentence
 
 
 def texts(found: Any) -> set[str]:
@@ -105,3 +105,25 @@ def test_a_word_whose_newest_sentences_were_withdrawn_still_finds_the_believed_o
     found = memory.recall("zebra")
 
     assert "Zebra Keeper feeds the zebra herd daily" in texts(found)
+
+
+def test_the_vectors_of_an_earlier_moment_look_past_the_nearest_told_since(
+    tmp_path: Path,
+) -> None:
+    now = [START]
+
+    def clock() -> datetime:
+        now[0] += timedelta(seconds=1)
+        return now[0]
+
+    said = "Keeper feeds the herd daily at dawn by the river, a zebra among them"
+    with Memory.open(tmp_path / "vec", clock=clock, embedder=HashingEmbedder()) as memory:
+        memory.assert_fact(**keeper(fact=said))
+        then = memory.clock()
+        # Nearer to the question than the keeper's long sentence: the first nearest are these.
+        memory.assert_facts([{**f, "fact": f"zebra {i:03d}"} for i, f in enumerate(fans())])
+
+        found = memory.recall("zebra", known_at=then)
+
+    (hit,) = [h for h in found if h.text == said]
+    assert any(why.startswith("vector") for why in hit.why)

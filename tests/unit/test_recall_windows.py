@@ -35,7 +35,7 @@ def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
         yield mem
 
 
-def fans(**bounds: Any) -> list[dict[str, Any]]:
+def fans(count: int = LATER, **bounds: Any) -> list[dict[str, Any]]:
     return [
         {
             "subject": f"Zebra Fan {i:03d}",
@@ -45,7 +45,7 @@ def fans(**bounds: Any) -> list[dict[str, Any]]:
             "fact": f"Zebra fan {i} likes zebra poster {i}",
             **bounds,
         }
-        for i in range(LATER)
+        for i in range(count)
     ]
 
 
@@ -120,8 +120,10 @@ def test_the_vectors_of_an_earlier_moment_look_past_the_nearest_told_since(
     with Memory.open(tmp_path / "vec", clock=clock, embedder=HashingEmbedder()) as memory:
         memory.assert_fact(**keeper(fact=said))
         then = memory.clock()
-        # Nearer to the question than the keeper's long sentence: the first nearest are these.
-        memory.assert_facts([{**f, "fact": f"zebra {i:03d}"} for i, f in enumerate(fans())])
+        # Nearer to the question than the keeper's long sentence, and more than the first
+        # question to the index asks for (3x the pool of 10), fewer than the second (12x).
+        nearer = fans(60)
+        memory.assert_facts([{**f, "fact": f"zebra {i:03d}"} for i, f in enumerate(nearer)])
 
         found = memory.recall("zebra", known_at=then)
 

@@ -39,6 +39,7 @@ from apexmem.readmodels.bulk import run_many
 from apexmem.readmodels.prepared import Prepared
 
 __all__ = [
+    "MOST_WINDOWS",
     "TABLES",
     "Rows",
     "Window",
@@ -291,6 +292,10 @@ def rarest(
     return match, (found[0][0] if found else None)
 
 
+MOST_WINDOWS: Final = 8
+"""Windows `windows` gives at most (8 x 500 rows for a recall's full text: ~16 ms of bm25)."""
+
+
 class Window(NamedTuple):
     """Rows of a full-text index to rank: those `match` finds above `floor` and at or below
     `ceiling` (None: no bound)."""
@@ -308,13 +313,17 @@ def windows(
 
     Rows are keyed by log position, so the newest are the likeliest to be believed now;
     but a question about an earlier moment (or a word whose newest sentences were all
-    withdrawn) needs older ones, which the first window alone would never reach.
+    withdrawn) needs older ones, which the first window alone would never reach. At most
+    MOST_WINDOWS: a word in a hundred thousand sentences, asked about a moment long past,
+    would otherwise be ranked over all of them.
     """
     match, floor = rarest(connection, index, terms, budget=budget, prefix=prefix)
     if not match:
         return
     yield Window(match, floor, None)
-    while floor is not None:
+    for _ in range(MOST_WINDOWS - 1):
+        if floor is None:
+            return
         params = {"match": match, "cap": budget, "ceiling": floor}
         found = _FLOOR.rows(connection, params, index.name, True)
         ceiling, floor = floor, (found[0][0] if found else None)

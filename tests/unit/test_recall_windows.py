@@ -14,6 +14,7 @@ import pytest
 
 from apexmem import HashingEmbedder, Memory
 from apexmem.domain.settings import parse_settings
+from apexmem.readmodels import fulltext
 from apexmem.readmodels import recall as reads
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
@@ -23,7 +24,7 @@ NO_VECTORS = "[memory.vectors]\nenabled = false\n"
 
 @pytest.fixture
 def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
-    monkeypatch.setattr(reads, "RANKED_ROWS", 8)
+    monkeypatch.setattr(reads, "RANKED_ROWS", 25)  # 150 later rows: 7 windows of 25
     now = [START]
 
     def clock() -> datetime:
@@ -129,3 +130,17 @@ def test_the_vectors_of_an_earlier_moment_look_past_the_nearest_told_since(
 
     (hit,) = [h for h in found if h.text == said]
     assert any(why.startswith("vector") for why in hit.why)
+
+
+def test_a_word_is_read_over_a_bounded_number_of_windows(memory: Memory) -> None:
+    memory.assert_facts(fans(20))
+    with memory.store.read() as connection:
+        read = list(
+            fulltext.windows(connection, fulltext.facts_fts, ["zebra"], budget=1, prefix=False)
+        )
+        few = list(
+            fulltext.windows(connection, fulltext.facts_fts, ["zebra"], budget=8, prefix=False)
+        )
+
+    assert len(read) == fulltext.MOST_WINDOWS  # 20 rows, one a window: the oldest are left
+    assert len(few) == 3 and few[-1].floor is None  # 8 + 8 + the last 4

@@ -68,6 +68,7 @@ from apexmem.similarity import Similarity
 
 __all__ = ["MODES", "Recaller"]
 
+K = TypeVar("K")
 T = TypeVar("T")
 
 MODES: Final = ("bfs", "activation")
@@ -230,9 +231,12 @@ class Recaller:
 
         # Superseded and retracted versions are in the index too, and items told after
         # `known_at`: ask for more than needed, and more again while too few can be shown.
-        near_facts, facts = _nearest_shown(run, partial(nearest, "fact"), shown_facts, 3)
+        pool = run.pool
+        near_facts, facts = _nearest_shown(
+            run, partial(nearest, "fact"), shown_facts, first=pool * 3, enough=pool
+        )
         near_messages, messages = _nearest_shown(
-            run, partial(nearest, "message"), shown_messages, 1
+            run, partial(nearest, "message"), shown_messages, first=pool, enough=pool
         )
         run.facts.update(facts)
         run.messages.update(messages)
@@ -251,12 +255,17 @@ class Recaller:
             matches[hit.entity_id] = hit.score
             run.seed_names[hit.entity_id] = (hit.name, hit.entity_type)
         if not matches and vector is not None and self._similarity is not None:
-            near = self._similarity.index.nearest(
-                "entity", vector, run.size, connection=connection, sync=False
-            )
-            roots = visible_entities(connection, [i for i, _ in near], known_at=run.known_at)
+            index = self._similarity.index
+
+            def nearest(wanted: int) -> list[tuple[UUID, float]]:
+                return index.nearest("entity", vector, wanted, connection=connection, sync=False)
+
+            def shown(ids: list[UUID]) -> dict[UUID, UUID]:
+                return visible_entities(connection, ids, known_at=run.known_at)
+
+            near, roots = _nearest_shown(run, nearest, shown, first=run.size, enough=run.size)
             for entity, score in near:
-                if entity in roots:
+                if entity in roots and (roots[entity] in matches or len(matches) < run.size):
                     root = roots[entity]
                     matches[root] = max(matches.get(root, 0.0), score, 0.0)
         if not matches:
@@ -541,19 +550,20 @@ class _Run:
 
 def _nearest_shown(
     run: _Run,
-    nearest: Callable[[int], list[tuple[str, float]]],
-    shown: Callable[[list[str]], dict[str, T]],
-    spare: int,
-) -> tuple[list[tuple[str, float]], dict[str, T]]:
-    """The nearest items (`spare` times the pool at first, then four times more) and those
-    of them the recall can show, until a pool's worth can be or the index has no more. The
-    rounds are bounded (`_VECTOR_ROUNDS`): asked about a moment long past, most of a large
-    index was told since, and full text and the graph find the rest."""
-    wanted = run.pool * spare
+    nearest: Callable[[int], list[tuple[K, float]]],
+    shown: Callable[[list[K]], dict[K, T]],
+    first: int,
+    enough: int,
+) -> tuple[list[tuple[K, float]], dict[K, T]]:
+    """The nearest items (`first` of them, then four times more) and those of them the
+    recall can show, until `enough` can be or the index has no more. The rounds are
+    bounded (`_VECTOR_ROUNDS`): asked about a moment long past, most of a large index was
+    told since, and full text and the graph find the rest."""
+    wanted = first
     for _ in range(_VECTOR_ROUNDS):
         near = nearest(wanted)
         kept = shown([i for i, _ in near])
-        if len(kept) >= run.pool or len(near) < wanted or run.out_of_time():
+        if len(kept) >= enough or len(near) < wanted or run.out_of_time():
             break
         wanted *= 4
     return near, kept

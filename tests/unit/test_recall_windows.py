@@ -5,6 +5,7 @@ finds what was believed (found by QA: it returned nothing)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from apexmem import HashingEmbedder, Memory
+from apexmem import recall as recall_module
 from apexmem.domain.settings import parse_settings
 from apexmem.readmodels import fulltext
 from apexmem.readmodels import recall as reads
@@ -144,3 +146,35 @@ def test_a_word_is_read_over_a_bounded_number_of_windows(memory: Memory) -> None
 
     assert len(read) == fulltext.MOST_WINDOWS  # 20 rows, one a window: the oldest are left
     assert len(few) == 3 and few[-1].floor is None  # 8 + 8 + the last 4
+
+
+def test_the_index_is_asked_again_while_too_few_can_be_shown_and_twice_at_most() -> None:
+    asked: list[int] = []
+    items = [(f"item {i:03d}", 1.0 - i / 1000) for i in range(500)]
+
+    def nearest(wanted: int) -> list[tuple[str, float]]:
+        asked.append(wanted)
+        return items[:wanted]
+
+    def shown_from(first: int) -> Any:
+        return lambda ids: {i: i for i in ids if int(i.split()[1]) >= first}
+
+    run = recall_module._Run(
+        size=10,
+        pool=10,
+        terms=[],
+        valid_at=None,
+        known_at=None,
+        explicit=[],
+        walked=[],
+        deadline=math.inf,
+        weights={},
+    )
+    old = recall_module._nearest_shown(run, nearest, shown_from(25), first=30, enough=10)
+    assert asked == [30, 120] and len(old[1]) == 95  # 5 of the first 30: asked again
+    asked.clear()
+    recent = recall_module._nearest_shown(run, nearest, shown_from(0), first=30, enough=10)
+    assert asked == [30] and len(recent[1]) == 30  # enough at once
+    asked.clear()
+    recall_module._nearest_shown(run, nearest, shown_from(480), first=30, enough=10)
+    assert asked == [30, 120]  # bounded: the oldest 20 are left to full text and the graph

@@ -5,7 +5,6 @@ with Memory.open("./mem") as mem:
     mem.assert_fact(subject="Alice", relation="works_at", object="Acme", ...)
 """
 
-from apexmem.backfill import BackfillReport
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -38,13 +37,14 @@ from apexmem.events.errors import (
     NotFoundError,
     ValidationError,
 )
-from apexmem.linking import Linking
 from apexmem.memory import Memory
-from apexmem.merging import MergeRow
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.snapshot import FactView, Snapshot
 from apexmem.replay.verify import VerifyReport
-from apexmem.results import (
+from apexmem.service.backfill import BackfillReport
+from apexmem.service.linking import Linking
+from apexmem.service.merging import MergeRow
+from apexmem.service.results import (
     AliasRef,
     EntityRef,
     FactRef,
@@ -54,8 +54,8 @@ from apexmem.results import (
     Result,
     RetractRef,
 )
-from apexmem.similarity import Similar
-from apexmem.upkeep import Assignment, Detection, Placement
+from apexmem.service.similarity import Similar
+from apexmem.service.upkeep import Assignment, Detection, Placement
 
 __all__ = [
     "AddAlias",

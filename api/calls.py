@@ -16,9 +16,9 @@ from apexmem.domain.commands import AddAlias, Command, RecordMessage, RetractFac
 from apexmem.events.errors import ValidationError
 from apexmem.memory import Memory
 from apexmem.readmodels.rows import Subgraph
-from apexmem.recalled import Recall
 from apexmem.replay.diff import Diff
-from apexmem.results import AliasRef, MessageRef, RetractRef
+from apexmem.service.recalled import Recall
+from apexmem.service.results import AliasRef, MessageRef, RetractRef
 from apexmem.wire import (
     AliasIn,
     AsOfRecallIn,

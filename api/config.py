@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Final
 
 from apexmem.domain.settings import Settings, parse_settings
-from apexmem.logs import get_logger
+from apexmem.service.logs import get_logger
 
 __all__ = [
     "DEFAULT_HOME",

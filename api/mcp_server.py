@@ -21,10 +21,10 @@ from apexmem import calls
 from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.memory import Memory
 from apexmem.readmodels.rows import FactRow, Subgraph
-from apexmem.recalled import Recall, format_context
-from apexmem.results import MessageRef
 from apexmem.server.auth import BearerGuard
 from apexmem.server.tenants import Tenant, Tenants
+from apexmem.service.recalled import Recall, format_context
+from apexmem.service.results import MessageRef
 from apexmem.wire import (
     AsOfRecallIn,
     FactIn,

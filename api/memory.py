@@ -11,8 +11,6 @@ from types import TracebackType
 from typing import Any, TypeVar
 from uuid import UUID
 
-from apexmem.arguments import uuid_of
-from apexmem.backfill import Backfilling
 from apexmem.config import EVENTS_FILE, READMODELS_FILE, home, load_settings
 from apexmem.domain.commands import (
     AddAlias,
@@ -35,22 +33,24 @@ from apexmem.embedders import embedder_for
 from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 from apexmem.events.log import EventLog, NewEvent, RecordedEvent
 from apexmem.events.policy import FactsRetrieved
-from apexmem.eviction import Evicting
-from apexmem.linking import NoteLinking
-from apexmem.logs import get_logger
-from apexmem.merging import Merging
-from apexmem.moves import Moves
 from apexmem.readmodels import ReadModelStore, graph_stats
 from apexmem.readmodels.decay import fading_at
-from apexmem.recall import Recaller
-from apexmem.recalled import Recall, RecallHit, format_context
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
 from apexmem.replay.diff import Diff, diff
 from apexmem.replay.runner import CatchUp, Progress, Runner, catch_up_together
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
 from apexmem.replay.verify import VerifyReport, verify
-from apexmem.resolution import similar_writes
-from apexmem.results import (
+from apexmem.service.arguments import uuid_of
+from apexmem.service.backfill import Backfilling
+from apexmem.service.eviction import Evicting
+from apexmem.service.linking import NoteLinking
+from apexmem.service.logs import get_logger
+from apexmem.service.merging import Merging
+from apexmem.service.moves import Moves
+from apexmem.service.recall import Recaller
+from apexmem.service.recalled import Recall, RecallHit, format_context
+from apexmem.service.resolution import similar_writes
+from apexmem.service.results import (
     AliasRef,
     EntityRef,
     FactRef,
@@ -61,12 +61,12 @@ from apexmem.results import (
     Result,
     RetractRef,
 )
-from apexmem.similarity import Similar, Similarity
+from apexmem.service.similarity import Similar, Similarity
+from apexmem.service.upkeep import GraphUpkeep
+from apexmem.service.usage import UsageUpkeep
+from apexmem.service.view import TimeArg, View, as_time
+from apexmem.service.writer import Writer
 from apexmem.timetravel import copy_until, read_only_reason, replayed_at
-from apexmem.upkeep import GraphUpkeep
-from apexmem.usage import UsageUpkeep
-from apexmem.view import TimeArg, View, as_time
-from apexmem.writer import Writer
 
 __all__ = ["Memory"]
 

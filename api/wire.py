@@ -19,7 +19,7 @@ from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import UtcDateTime
 from apexmem.readmodels.rows import FactRow
 from apexmem.replay.audit import HistoryEntry
-from apexmem.results import FactRef
+from apexmem.service.results import FactRef
 
 __all__ = [
     "MAX_BATCH",

@@ -21,7 +21,7 @@ from truth import FOREVER, Probe, Triple, Truth, recorded_at, valid_time
 from apexmem import Memory
 from apexmem.readmodels.facts import believed, fact_rows, rows_statement
 from apexmem.readmodels.tables import facts
-from apexmem.view import View
+from apexmem.service.view import View
 
 __all__ = ["AXES", "SINGLE_VALUED", "as_of", "current_versions", "naive_baseline"]
 

@@ -48,7 +48,7 @@ from dataclock import data_clock
 from apexmem import AssertFact, Command, Memory, ObserveEntity, RecordMessage
 from apexmem.domain.embedding import Embedder, HashingEmbedder
 from apexmem.domain.settings import MemorySettings, ProjectionSettings, Settings
-from apexmem.view import View
+from apexmem.service.view import View
 
 RESULTS: Final = Path(__file__).parent / "results" / "recall.json"
 _QUICK_SIZE: Final = 2_000

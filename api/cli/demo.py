@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apexmem.memory import Memory
-from apexmem.results import FactRef
+from apexmem.service.results import FactRef
 
 __all__ = ["run_demo"]
 

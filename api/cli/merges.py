@@ -7,7 +7,7 @@ from rich.table import Table
 
 from apexmem.cli.params import COUNT
 from apexmem.cli.state import State, pass_state
-from apexmem.merging import MergeRow
+from apexmem.service.merging import MergeRow
 
 __all__ = ["link_notes", "merges"]
 

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import click
 
-from apexmem.arguments import MAX_COUNT
+from apexmem.service.arguments import MAX_COUNT
 
 __all__ = ["COUNT", "COUNT_OR_ZERO", "POSITION", "to_list", "to_position_or_time", "to_time"]
 

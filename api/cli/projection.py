@@ -52,7 +52,7 @@ def project(state: State, follow: bool) -> None:
 
 
 def _follow(state: State, memory: Memory) -> None:
-    from apexmem.logs import get_logger
+    from apexmem.service.logs import get_logger
 
     logger = get_logger()
     saved = [monotonic()]

@@ -16,11 +16,11 @@ from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
 from apexmem.events.log import RecordedEvent
 from apexmem.readmodels.rows import EntityRow, FactRow, Reached
-from apexmem.recalled import Recall
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.diff import Diff
 from apexmem.replay.snapshot import FactView
-from apexmem.results import MemoryStats
+from apexmem.service.recalled import Recall
+from apexmem.service.results import MemoryStats
 
 __all__ = [
     "console",

@@ -10,12 +10,12 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
-from apexmem.logs import get_logger
 from apexmem.server.auth import BearerGuard
 from apexmem.server.config import DEFAULT_MAX_BODY_BYTES
 from apexmem.server.errors import exception_handlers
 from apexmem.server.routes import MemoryApi
 from apexmem.server.tenants import Tenants
+from apexmem.service.logs import get_logger
 
 __all__ = ["create_app"]
 

@@ -18,8 +18,8 @@ from apexmem.events.errors import (
     NotFoundError,
     ValidationError,
 )
-from apexmem.logs import get_logger
 from apexmem.server.problem import MEDIA_TYPE, Problem, encode_problem, problem
+from apexmem.service.logs import get_logger
 
 __all__ = ["PROBLEM_RESPONSES", "exception_handlers"]
 

@@ -14,14 +14,14 @@ from litestar.params import FromQuery, HeaderParameter, JSONBody, QueryParameter
 from apexmem import calls
 from apexmem.events.errors import ValidationError
 from apexmem.readmodels.rows import Subgraph
-from apexmem.recalled import Recall
 from apexmem.replay.diff import Diff
 from apexmem.replay.verify import VerifyReport
-from apexmem.results import AliasRef, MemoryStats, MessageRef, RetractRef
 from apexmem.server.auth import bearer_token
 from apexmem.server.body import StrictBody
 from apexmem.server.errors import PROBLEM_RESPONSES
 from apexmem.server.tenants import Tenant, Tenants
+from apexmem.service.recalled import Recall
+from apexmem.service.results import AliasRef, MemoryStats, MessageRef, RetractRef
 from apexmem.wire import (
     AliasIn,
     DiffIn,

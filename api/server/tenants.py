@@ -17,8 +17,8 @@ from typing import Final
 
 from apexmem.config import SETTINGS_FILE, load_settings
 from apexmem.events.errors import ApexmemError, ValidationError
-from apexmem.logs import get_logger
 from apexmem.memory import Memory
+from apexmem.service.logs import get_logger
 
 __all__ = ["TENANT_NAME", "Tenant", "Tenants", "check_tenant_name"]
 

@@ -11,8 +11,8 @@ from typing import Final
 from apexmem import Memory, ObserveEntity
 from apexmem.events.fact import FactAsserted
 from apexmem.events.similarity import NotesLinked
-from apexmem.linking import SIMILAR_TO
 from apexmem.readmodels import dump
+from apexmem.service.linking import SIMILAR_TO
 
 SETTINGS: Final = (
     '[memory.vectors]\nembedder = "hashing"\n'

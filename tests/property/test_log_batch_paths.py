@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sample_events import WHEN, event
 
-from apexmem.cache import StateCache
 from apexmem.events import EventLog, NewEvent
 from apexmem.events.log import lookup_key
+from apexmem.service.cache import StateCache
 
 # Streams from a small pool, so one batch puts several events on the same stream.
 EVENTS = st.lists(

@@ -21,8 +21,8 @@ from apexmem.events.entity import EntityMerged
 from apexmem.events.errors import ValidationError
 from apexmem.events.fact import FactAsserted
 from apexmem.events.similarity import EntityMatched
-from apexmem.linking import SIMILAR_TO
 from apexmem.readmodels import dump
+from apexmem.service.linking import SIMILAR_TO
 
 NAMES = [
     "John Smith",

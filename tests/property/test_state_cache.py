@@ -27,11 +27,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apexmem import Settings
-from apexmem.cache import StateCache
 from apexmem.domain.commands import AddAlias, AssertFact, Command, build
 from apexmem.domain.state import AliasState, EntityState, EpisodeState, PolicyState, SlotState
 from apexmem.events import ConcurrencyError, EventLog, FactsRetrieved, NewEvent
-from apexmem.naming import Resolution
 from apexmem.projections.streams import (
     evolve_alias,
     evolve_entity,
@@ -40,8 +38,10 @@ from apexmem.projections.streams import (
     evolve_slot,
     fold,
 )
-from apexmem.staging import Staging
-from apexmem.writer import Writer
+from apexmem.service.cache import StateCache
+from apexmem.service.naming import Resolution
+from apexmem.service.staging import Staging
+from apexmem.service.writer import Writer
 
 FOLDS: dict[type, tuple[Any, Callable[[Any, Any], Any]]] = {
     EntityState: (EntityState(), evolve_entity),

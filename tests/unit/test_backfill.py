@@ -12,11 +12,11 @@ import pytest
 from sqlalchemy import select
 
 from apexmem import ApexmemError, Memory
-from apexmem import backfill as backfill_module
 from apexmem.domain.extraction import ExtractedFact, Extraction, KnownName, Mention, Utterance
 from apexmem.events import EntitiesMentioned, MessageExtracted
 from apexmem.readmodels import dump
 from apexmem.readmodels.tables import extractions, mentions
+from apexmem.service import backfill as backfill_module
 
 
 class ListingExtractor:

@@ -23,10 +23,10 @@ from apexmem import (
     Settings,
     parse_settings,
 )
-from apexmem import upkeep as upkeep_module
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.events import CommunityDissolved, CommunityMemberAssigned, CommunitySummarized
 from apexmem.readmodels.recall import communities_of
+from apexmem.service import upkeep as upkeep_module
 
 COMMUNITY_TAGS = [
     "community-summarized.v1",
@@ -58,7 +58,7 @@ class FailingSummarizer:
 
 
 class RecordingLogger:
-    """Stands in for the structlog logger of apexmem.upkeep and keeps what it was told."""
+    """Stands in for the structlog logger of apexmem.service.upkeep and keeps what it was told."""
 
     def __init__(self) -> None:
         self.records: list[tuple[str, str, dict[str, Any]]] = []

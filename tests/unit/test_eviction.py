@@ -15,13 +15,14 @@ import pytest
 from click.testing import CliRunner
 from clocks import START, Clock
 
-from apexmem import Memory, eviction
+from apexmem import Memory
 from apexmem.cli import cli
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.eviction import EntityActivity, ExpiredVersion, plan_eviction
 from apexmem.domain.settings import Settings, parse_settings
 from apexmem.events.errors import ValidationError
 from apexmem.readmodels import dump
+from apexmem.service import eviction
 
 
 def settings(**graph: Any) -> Settings:

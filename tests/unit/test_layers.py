@@ -1,6 +1,6 @@
 """The layer order holds: every import between apexmem layers points down.
 
-apexmem (api/) -> replay -> readmodels -> projections -> domain -> events, checked by a
+apexmem (api/) -> service -> replay -> readmodels -> projections -> domain -> events, checked by a
 static walk of every module's imports with ast (lazy and TYPE_CHECKING imports included).
 """
 
@@ -16,7 +16,15 @@ from apexmem.events.catalogue import EVENT_CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS: Final = ("events", "domain", "projections", "readmodels", "replay", "apexmem")
+LAYERS: Final = (
+    "events",
+    "domain",
+    "projections",
+    "readmodels",
+    "replay",
+    "service",
+    "apexmem",
+)
 """Lowest first; a module may import its own layer or a lower one."""
 RANK: Final = {layer: rank for rank, layer in enumerate(LAYERS)}
 SUBPACKAGES: Final = frozenset(LAYERS[:-1])
@@ -28,6 +36,7 @@ FOLDERS: Final = {
     "projections": "apexmem.projections",
     "readmodels": "apexmem.readmodels",
     "replay": "apexmem.replay",
+    "service": "apexmem.service",
 }
 
 # What domain may take from events: the vocabulary, never the log and its machinery.
@@ -148,11 +157,12 @@ def test_every_module_imports_only_its_own_layer_or_lower_ones() -> None:
         ("apexmem.memory", "apexmem"),
         ("apexmem.cli.main", "apexmem"),
         ("apexmem.replay.audit", "replay"),
+        ("apexmem.service.writer", "service"),
         ("apexmem.events", "events"),
         ("eventsourcing.sqlite", None),
     ],
 )
-def test_modules_outside_the_five_subpackages_are_the_api_layer(
+def test_modules_outside_the_six_subpackages_are_the_api_layer(
     module: str, layer: str | None
 ) -> None:
     assert layer_of(module) == layer
@@ -165,6 +175,8 @@ def test_modules_outside_the_five_subpackages_are_the_api_layer(
         ("apexmem.events.bad", "import apexmem.domain.names\n"),
         ("apexmem.projections.bad", "def f() -> None:\n    import apexmem.readmodels\n"),
         ("apexmem.replay.bad", "from apexmem import Memory\n"),
+        ("apexmem.replay.bad", "from apexmem.service.writer import Writer\n"),
+        ("apexmem.service.bad", "from apexmem.memory import Memory\n"),
         ("apexmem.readmodels.bad", "from ..replay import verify\n"),
         ("apexmem.domain.bad", "from apexmem.events.log import EventLog\n"),
         ("apexmem.domain.bad", "from apexmem.events import EventLog\n"),

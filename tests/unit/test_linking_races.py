@@ -19,7 +19,7 @@ from apexmem.domain.embedding import HashingEmbedder
 from apexmem.events.fact import FactAsserted
 from apexmem.events.log import NewEvent
 from apexmem.events.similarity import NotesLinked
-from apexmem.linking import LINKING_ID, SIMILAR_TO, Linking
+from apexmem.service.linking import LINKING_ID, SIMILAR_TO, Linking
 
 LINKING = "[memory.graph.note_linking]\nsimilarity_threshold = 0.5\n"
 

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from apexmem import Memory, Settings, ValidationError, parse_settings
-from apexmem.arguments import MAX_COUNT
 from apexmem.cli import cli
 from apexmem.domain.embedding import HashingEmbedder
+from apexmem.service.arguments import MAX_COUNT
 
 CENTURY_SECS = 36_500 * 86_400
 """The longest decay interval the settings take, as the README documents it."""

@@ -1,4 +1,4 @@
-"""A merge moves the source's current facts into the target's slots (apexmem.moves)."""
+"""A merge moves the source's current facts into the target's slots (apexmem.service.moves)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from apexmem import HashingEmbedder, Memory, parse_settings
-from apexmem.moves import MOVED
+from apexmem.service.moves import MOVED
 
 JOB: dict[str, Any] = {
     "subject_type": "person",

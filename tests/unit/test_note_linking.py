@@ -12,7 +12,7 @@ import pytest
 from apexmem import Memory, parse_settings
 from apexmem.domain.embedding import Embedder, HashingEmbedder
 from apexmem.events.similarity import NotesLinked
-from apexmem.linking import SIMILAR_TO
+from apexmem.service.linking import SIMILAR_TO
 
 ON = "[memory.graph.note_linking]\nenabled = true\n"
 

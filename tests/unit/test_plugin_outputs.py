@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from apexmem import CommunityDraft, Memory, ValidationError
-from apexmem import upkeep as upkeep_module
 from apexmem.domain.extraction import ExtractedFact, Extraction, KnownName, Mention, Utterance
+from apexmem.service import upkeep as upkeep_module
 
 
 class AnsweringExtractor:

@@ -19,7 +19,7 @@ from apexmem import Memory, ValidationError, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.events import FactsRetrieved
 from apexmem.readmodels.recall import retrieval_counts
-from apexmem.recall import Recaller
+from apexmem.service.recall import Recaller
 
 
 def year(value: int) -> datetime:
@@ -245,7 +245,7 @@ def test_usage_is_appended_before_the_next_write(team: Memory) -> None:
 def _late_after(monkeypatch: pytest.MonkeyPatch, step: str) -> list[BaseException | None]:
     """The recall's clock jumps an hour once `step` starts; what the step raised is kept."""
     now = [0.0]
-    monkeypatch.setattr("apexmem.recall.monotonic", lambda: now[0])
+    monkeypatch.setattr("apexmem.service.recall.monotonic", lambda: now[0])
     original = getattr(Recaller, step)
     raised: list[BaseException | None] = []
 

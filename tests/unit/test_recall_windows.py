@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from apexmem import HashingEmbedder, Memory
-from apexmem import recall as recall_module
 from apexmem.domain.settings import parse_settings
 from apexmem.readmodels import fulltext
 from apexmem.readmodels import recall as reads
+from apexmem.service import recall as recall_module
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 LATER = 150  # newer sentences holding the word, past the (patched) ranked rows

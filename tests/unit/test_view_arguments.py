@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from apexmem import Memory, ValidationError
-from apexmem.arguments import MAX_COUNT, checked_count, checked_edge_types, checked_text
 from apexmem.cli import cli
+from apexmem.service.arguments import MAX_COUNT, checked_count, checked_edge_types, checked_text
 
 SURROGATE = "Rust \ud800"
 

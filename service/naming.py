@@ -15,8 +15,8 @@ from apexmem.domain.names import canonical_name, display_name
 from apexmem.domain.state import EntityState
 from apexmem.domain.types import resolve_entity_type
 from apexmem.events.errors import NotFoundError, ValidationError
-from apexmem.logs import get_logger
-from apexmem.staging import Meta, Staging
+from apexmem.service.logs import get_logger
+from apexmem.service.staging import Meta, Staging
 
 __all__ = ["NameKey", "Resolution", "follow", "name_key", "resolve"]
 

@@ -33,7 +33,7 @@ from apexmem.events.log import EventLog, NewEvent, RecordedEvent
 from apexmem.readmodels import ReadModelStore, tracked_position
 from apexmem.readmodels.tables import GRAPH
 from apexmem.readmodels.touching import SlotKey, slots_touching
-from apexmem.staging import Meta, Staging
+from apexmem.service.staging import Meta, Staging
 
 __all__ = ["MOVED", "Moves"]
 

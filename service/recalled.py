@@ -9,9 +9,9 @@ from uuid import UUID
 
 import msgspec
 
-from apexmem.arguments import checked_count
 from apexmem.domain.recall import format_lines
 from apexmem.readmodels.rows import FactRow, MessageRow
+from apexmem.service.arguments import checked_count
 
 __all__ = ["Provenance", "Recall", "RecallHit", "format_context"]
 

@@ -8,7 +8,6 @@ from uuid import UUID
 
 import msgspec
 
-from apexmem.cache import StateCache
 from apexmem.domain.state import AliasState, EntityState, EpisodeState, PolicyState, SlotState
 from apexmem.events.base import Event
 from apexmem.events.fact import FactAsserted
@@ -21,9 +20,10 @@ from apexmem.projections.streams import (
     evolve_slot,
     fold,
 )
+from apexmem.service.cache import StateCache
 
 if TYPE_CHECKING:
-    from apexmem.resolution import SimilarWrites
+    from apexmem.service.resolution import SimilarWrites
 
 __all__ = ["Kind", "Meta", "Staging"]
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final
 from uuid import UUID
 
 if TYPE_CHECKING:
-    from apexmem.naming import Resolution
+    from apexmem.service.naming import Resolution
 
 __all__ = ["StateCache"]
 

@@ -25,7 +25,6 @@ import msgspec
 import numpy as np
 from sqlalchemy import Connection
 
-from apexmem.arguments import checked_count, checked_edge_types, checked_text
 from apexmem.domain.names import cut_utf8
 from apexmem.domain.recall import (
     EDGE_TYPE_WEIGHTS,
@@ -63,8 +62,9 @@ from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.search import matching_entities, visible_entities
 from apexmem.readmodels.store import time_limited
 from apexmem.readmodels.traverse import Walked, activation_edges, expand
-from apexmem.recalled import Provenance, Recall, RecallHit
-from apexmem.similarity import Similarity
+from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
+from apexmem.service.recalled import Provenance, Recall, RecallHit
+from apexmem.service.similarity import Similarity
 
 __all__ = ["MODES", "Recaller"]
 

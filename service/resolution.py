@@ -41,12 +41,12 @@ from apexmem.domain.state import EntityState
 from apexmem.events.entity import EntityObserved
 from apexmem.events.errors import ApexmemError
 from apexmem.events.log import EventLog, NewEvent, RecordedEvent
-from apexmem.logs import get_logger
-from apexmem.naming import follow
 from apexmem.readmodels import ReadModelStore, tracked_position
 from apexmem.readmodels.vectors import VECTORS
-from apexmem.similarity import Similarity
-from apexmem.staging import Meta, Staging
+from apexmem.service.logs import get_logger
+from apexmem.service.naming import follow
+from apexmem.service.similarity import Similarity
+from apexmem.service.staging import Meta, Staging
 
 __all__ = ["SimilarWrites", "entity_text", "similar_writes"]
 

@@ -11,8 +11,6 @@ from uuid import UUID
 
 import msgspec
 
-from apexmem.cache import StateCache
-from apexmem.collector import paused
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -33,14 +31,16 @@ from apexmem.events.errors import (
     ValidationError,
 )
 from apexmem.events.log import AppendResult, EventLog, LogAccess
-from apexmem.handlers import HANDLERS, Context, batch_plan
-from apexmem.logs import get_logger
-from apexmem.moves import Moves
-from apexmem.naming import name_key
 from apexmem.projections.streams import evolve_policy, fold
-from apexmem.resolution import SimilarWrites
-from apexmem.results import Result
-from apexmem.staging import Staging
+from apexmem.service.cache import StateCache
+from apexmem.service.collector import paused
+from apexmem.service.handlers import HANDLERS, Context, batch_plan
+from apexmem.service.logs import get_logger
+from apexmem.service.moves import Moves
+from apexmem.service.naming import name_key
+from apexmem.service.resolution import SimilarWrites
+from apexmem.service.results import Result
+from apexmem.service.staging import Staging
 
 __all__ = ["Writer"]
 
@@ -72,7 +72,7 @@ class Writer:
         self.similar: SimilarWrites | None = None
         """Set by the facade when similarity resolution or belief revision is on."""
         self.moves: Moves | None = None
-        """Set by the facade: a merge moves the source's current facts (see apexmem.moves)."""
+        """Set by the facade: a merge moves the source's current facts (service.moves)."""
 
     def execute(
         self, commands: Sequence[Command], *, idempotency_key: str | None = None

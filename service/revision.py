@@ -23,12 +23,12 @@ from apexmem.events.base import Event
 from apexmem.events.entity import EntityObserved
 from apexmem.events.fact import FactAsserted
 from apexmem.events.log import NewEvent, RecordedEvent
-from apexmem.logs import get_logger
 from apexmem.readmodels import tracked_position
 from apexmem.readmodels.between import open_facts_between
 from apexmem.readmodels.tables import GRAPH
-from apexmem.resolution import SimilarWrites
-from apexmem.staging import Meta, Staging
+from apexmem.service.logs import get_logger
+from apexmem.service.resolution import SimilarWrites
+from apexmem.service.staging import Meta, Staging
 
 __all__ = ["Revision", "revise"]
 

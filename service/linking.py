@@ -25,13 +25,13 @@ from apexmem.events.entity import EntityObserved
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.log import EventLog, NewEvent
 from apexmem.events.similarity import NotesLinked
-from apexmem.logs import get_logger
 from apexmem.projections.streams import evolve_entity, fold
 from apexmem.readmodels import ReadModelStore, tracked_position
 from apexmem.readmodels.vectors import VECTORS
-from apexmem.resolution import entity_text
-from apexmem.results import Result
-from apexmem.similarity import Similarity
+from apexmem.service.logs import get_logger
+from apexmem.service.resolution import entity_text
+from apexmem.service.results import Result
+from apexmem.service.similarity import Similarity
 
 __all__ = ["LINKING_ID", "SIMILAR_TO", "Linking", "NoteLinking"]
 

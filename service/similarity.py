@@ -10,12 +10,10 @@ from uuid import UUID
 import msgspec
 from sqlalchemy import Connection
 
-from apexmem.arguments import checked_count, checked_text
 from apexmem.domain.embedding import Embedder
 from apexmem.domain.settings import Settings
 from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
-from apexmem.logs import get_logger
 from apexmem.projections.vectors import KINDS, Kind
 from apexmem.readmodels.recall import visible_facts
 from apexmem.readmodels.search import visible_entities
@@ -29,6 +27,8 @@ from apexmem.readmodels.vectors import (
     vector_metadata,
 )
 from apexmem.replay.runner import CatchUp, Progress, Runner
+from apexmem.service.arguments import checked_count, checked_text
+from apexmem.service.logs import get_logger
 
 __all__ = ["Similar", "Similarity"]
 

@@ -19,7 +19,6 @@ from uuid import UUID
 import blake3
 import msgspec
 
-from apexmem.arguments import checked_count
 from apexmem.domain.commands import AssertFact, ObserveEntity, build
 from apexmem.domain.extraction import (
     GENERIC_SPEAKERS,
@@ -39,7 +38,6 @@ from apexmem.events.episode import EntitiesMentioned
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.extraction import MessageExtracted
 from apexmem.events.log import EventLog, NewEvent
-from apexmem.logs import get_logger
 from apexmem.readmodels import ReadModelStore
 from apexmem.readmodels.extraction import (
     PendingMessage,
@@ -49,7 +47,9 @@ from apexmem.readmodels.extraction import (
     speakers,
 )
 from apexmem.replay.runner import Progress
-from apexmem.results import EntityRef, FactRef, Result
+from apexmem.service.arguments import checked_count
+from apexmem.service.logs import get_logger
+from apexmem.service.results import EntityRef, FactRef, Result
 
 __all__ = ["BackfillReport", "Backfilling"]
 

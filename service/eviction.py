@@ -24,7 +24,6 @@ from apexmem.events.entity import EntityArchived
 from apexmem.events.errors import ApexmemError
 from apexmem.events.fact import FactArchived
 from apexmem.events.log import LockedLog, NewEvent, RecordedEvent
-from apexmem.logs import get_logger
 from apexmem.readmodels import entity_groups, names_of, tracked_position
 from apexmem.readmodels.eviction import (
     active_facts_of,
@@ -33,7 +32,8 @@ from apexmem.readmodels.eviction import (
     expired_versions,
 )
 from apexmem.readmodels.tables import GRAPH
-from apexmem.upkeep import GraphUpkeep
+from apexmem.service.logs import get_logger
+from apexmem.service.upkeep import GraphUpkeep
 
 __all__ = ["EvictedEntity", "EvictedFact", "Evicting", "EvictionReport"]
 

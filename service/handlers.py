@@ -41,10 +41,10 @@ from apexmem.events.base import Event
 from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.events.log import LogAccess
 from apexmem.events.policy import DecayRateSet, RelationMapped
-from apexmem.logs import get_logger
-from apexmem.moves import Moves
-from apexmem.naming import Resolution, follow, resolve
-from apexmem.results import (
+from apexmem.service.logs import get_logger
+from apexmem.service.moves import Moves
+from apexmem.service.naming import Resolution, follow, resolve
+from apexmem.service.results import (
     AliasRef,
     EntityRef,
     FactRef,
@@ -54,8 +54,8 @@ from apexmem.results import (
     Result,
     RetractRef,
 )
-from apexmem.revision import revise
-from apexmem.staging import Meta, Staging
+from apexmem.service.revision import revise
+from apexmem.service.staging import Meta, Staging
 
 __all__ = ["HANDLERS", "Context", "Planned", "SlotPlan", "batch_plan", "plan_slot"]
 

@@ -15,16 +15,16 @@ from uuid import UUID
 
 import msgspec
 
-from apexmem.arguments import uuid_of
 from apexmem.domain.identities import USAGE_ID
 from apexmem.domain.settings import MAX_DECAY_INTERVAL_SECS, Settings
 from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.events.log import EventLog, NewEvent
 from apexmem.events.policy import RetrievalCountsDecayed
-from apexmem.logs import get_logger
 from apexmem.readmodels import ReadModelStore
 from apexmem.readmodels.recall import retrieval_counts
 from apexmem.readmodels.usage import usage_decays_of
+from apexmem.service.arguments import uuid_of
+from apexmem.service.logs import get_logger
 
 __all__ = ["UsageDecay", "UsageUpkeep"]
 

@@ -15,7 +15,6 @@ from uuid import UUID
 
 from sqlalchemy import Connection
 
-from apexmem.arguments import checked_count, checked_edge_types, checked_text
 from apexmem.domain.names import normalize_relation
 from apexmem.domain.ontology import Ontology
 from apexmem.domain.times import parse_time
@@ -45,6 +44,7 @@ from apexmem.readmodels import (
     traverse_from,
 )
 from apexmem.readmodels.decay import Fading, fading_at
+from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
 
 __all__ = ["UNSET", "TimeArg", "View", "as_time"]
 

@@ -17,7 +17,6 @@ from uuid import UUID
 import msgspec
 from sqlalchemy import Connection
 
-from apexmem.arguments import checked_count
 from apexmem.domain.communities import (
     DEFAULT_EDGE_CHUNK,
     Detected,
@@ -36,7 +35,6 @@ from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.log import EventLog, LockedLog, NewEvent
 from apexmem.events.policy import CommunitySummarized
-from apexmem.logs import get_logger
 from apexmem.readmodels import CommunityRow, ReadModelStore, list_communities, tracked_position
 from apexmem.readmodels.communities import (
     active_edges,
@@ -52,7 +50,9 @@ from apexmem.readmodels.communities import (
 )
 from apexmem.readmodels.decay import rates_at
 from apexmem.readmodels.tables import GRAPH
-from apexmem.view import TimeArg, as_time
+from apexmem.service.arguments import checked_count
+from apexmem.service.logs import get_logger
+from apexmem.service.view import TimeArg, as_time
 
 __all__ = ["Assignment", "Detection", "GraphUpkeep", "Placement"]
 

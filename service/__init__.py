@@ -1,0 +1,1 @@
+"""The application services: the write pipeline, upkeep operations, queries and recall."""

@@ -1,10 +1,12 @@
-"""The vocabulary and the log: event classes, their codec, the append-only EventLog, the chain."""
+"""The vocabulary and the log: event classes, their codec, the log contract and its
+implementations (EventLog on SQLite, InMemoryLog), the chain."""
 
 from apexmem.events.base import EDGE_TYPES, Event
 from apexmem.events.catalogue import EVENT_CLASSES, STREAM_KINDS, AnyEvent, tag_of
 from apexmem.events.codec import Stored, decode, encode, register_upcaster
 from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
 from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
+from apexmem.events.envelope import AppendResult, NewEvent, RawRecord, RecordedEvent, lookup_key
 from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
 from apexmem.events.errors import (
     ApexmemError,
@@ -22,7 +24,8 @@ from apexmem.events.fact import (
     FactSuperseded,
     Outcome,
 )
-from apexmem.events.log import AppendResult, EventLog, NewEvent, RawRecord, RecordedEvent
+from apexmem.events.log import EventLog
+from apexmem.events.memory_log import InMemoryLog
 from apexmem.events.policy import (
     CommunitySummarized,
     DecayRateSet,
@@ -30,6 +33,7 @@ from apexmem.events.policy import (
     RelationMapped,
     RetrievalCountsDecayed,
 )
+from apexmem.events.ports import LockedLog, Log, LogAccess
 from apexmem.events.timeutil import UtcDateTime
 
 __all__ = [
@@ -58,7 +62,11 @@ __all__ = [
     "FactRetracted",
     "FactSuperseded",
     "FactsRetrieved",
+    "InMemoryLog",
     "IntegrityViolation",
+    "LockedLog",
+    "Log",
+    "LogAccess",
     "MessageExtracted",
     "MessageRecorded",
     "NewEvent",
@@ -73,6 +81,7 @@ __all__ = [
     "ValidationError",
     "decode",
     "encode",
+    "lookup_key",
     "register_upcaster",
     "tag_of",
 ]

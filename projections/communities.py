@@ -14,7 +14,7 @@ from uuid import UUID
 import msgspec
 
 from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
-from apexmem.events.log import RecordedEvent
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.policy import CommunitySummarized
 
 __all__ = ["COMMUNITY_PROJECTORS", "Assigned", "CommunityChange", "Dissolved", "Formed"]

@@ -16,7 +16,7 @@ import msgspec
 
 from apexmem.domain.identities import episode_id
 from apexmem.events.episode import EntitiesMentioned, EpisodeStarted
-from apexmem.events.log import RecordedEvent
+from apexmem.events.envelope import RecordedEvent
 
 __all__ = ["Linked", "entities_mentioned", "episode_started", "linked"]
 

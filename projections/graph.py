@@ -26,7 +26,7 @@ from apexmem.events.fact import (
     FactRetracted,
     FactSuperseded,
 )
-from apexmem.events.log import RecordedEvent
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.policy import DecayRateSet, FactsRetrieved, RetrievalCountsDecayed
 from apexmem.events.similarity import EntityMatched
 from apexmem.projections.communities import COMMUNITY_PROJECTORS, CommunityChange

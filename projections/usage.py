@@ -10,7 +10,7 @@ from datetime import datetime
 
 import msgspec
 
-from apexmem.events.log import RecordedEvent
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.policy import RetrievalCountsDecayed
 
 __all__ = ["CountsDecayed", "counts_decayed"]

@@ -14,7 +14,7 @@ import msgspec
 from apexmem.events.entity import EntityObserved
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted
-from apexmem.events.log import RecordedEvent
+from apexmem.events.envelope import RecordedEvent
 
 __all__ = ["KINDS", "TEXT_TAGS", "Kind", "VectorText", "text_of"]
 

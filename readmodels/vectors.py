@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 
 from apexmem.domain.embedding import Embedder, Vectors
-from apexmem.events.log import RecordedEvent
+from apexmem.events.envelope import RecordedEvent
 from apexmem.projections.vectors import TEXT_TAGS, Kind, VectorText, text_of
 from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared, as_stored, driver_rows, id_of, stored_id

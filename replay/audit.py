@@ -10,7 +10,8 @@ import msgspec
 from sqlalchemy import Connection, select
 
 from apexmem.domain.identities import alias_id
-from apexmem.events.log import EventLog, RecordedEvent
+from apexmem.events.envelope import RecordedEvent
+from apexmem.events.ports import Log
 from apexmem.readmodels import find_entities, slots_of
 from apexmem.readmodels.tables import aliases
 
@@ -50,7 +51,7 @@ def entity_streams(
     return [*ids, *(alias_id(t, a) for t, a in names), *slots_of(connection, ids)]
 
 
-def history_of(log: EventLog, streams: list[UUID]) -> list[HistoryEntry]:
+def history_of(log: Log, streams: list[UUID]) -> list[HistoryEntry]:
     """Every event of these streams, oldest first, with chain hashes."""
     found = log.read_streams(streams)
     events = sorted((e for s in found.values() for e in s), key=lambda e: e.position)

@@ -10,7 +10,8 @@ import msgspec
 from sqlalchemy import Connection, select
 
 from apexmem.events.fact import FactAsserted, FactRetracted, FactSuperseded
-from apexmem.events.log import EventLog, RecordedEvent
+from apexmem.events.envelope import RecordedEvent
+from apexmem.events.ports import Log
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.tables import facts
 
@@ -51,7 +52,7 @@ class Diff(msgspec.Struct, frozen=True, kw_only=True):
     retracted: list[FactChange]
 
 
-def diff(log: EventLog, connection: Connection, since: datetime, until: datetime) -> Diff:
+def diff(log: Log, connection: Connection, since: datetime, until: datetime) -> Diff:
     """Facts asserted, superseded and retracted in (since, until], in log order."""
     first = log.position_at(since) + 1
     last = log.position_at(until)

@@ -10,7 +10,8 @@ from typing import Final, Protocol
 import msgspec
 from sqlalchemy import Connection
 
-from apexmem.events.log import EventLog, RecordedEvent
+from apexmem.events.envelope import RecordedEvent
+from apexmem.events.ports import Log
 from apexmem.projections.graph import Change, project
 from apexmem.readmodels.apply import apply_changes
 from apexmem.readmodels.store import ReadModelStore, set_position, tracked_position
@@ -89,7 +90,7 @@ class Runner:
 
     def __init__(
         self,
-        log: EventLog,
+        log: Log,
         store: ReadModelStore,
         *,
         batch_size: int = 5_000,

@@ -8,7 +8,8 @@ from uuid import UUID
 import msgspec
 
 from apexmem.events.chain import GENESIS, link
-from apexmem.events.log import EventLog, RawRecord
+from apexmem.events.envelope import RawRecord
+from apexmem.events.ports import Log
 from apexmem.events.sqlite import is_damaged
 
 __all__ = ["VerifyReport", "verify"]
@@ -25,7 +26,7 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     """Hex of the last chain hash: keep it elsewhere to detect a rewrite of the whole file."""
 
 
-def verify(log: EventLog) -> VerifyReport:
+def verify(log: Log) -> VerifyReport:
     """Recompute the chain over every record; any edit, removal or reordering is reported."""
     chain = GENESIS
     checked = 0

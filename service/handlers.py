@@ -39,8 +39,8 @@ from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.base import Event
 from apexmem.events.errors import NotFoundError, ValidationError
-from apexmem.events.log import LogAccess
 from apexmem.events.policy import DecayRateSet, RelationMapped
+from apexmem.events.ports import LogAccess
 from apexmem.service.logs import get_logger
 from apexmem.service.moves import Moves
 from apexmem.service.naming import Resolution, follow, resolve

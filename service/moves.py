@@ -28,11 +28,13 @@ from apexmem.domain.identities import object_key, slot_id
 from apexmem.domain.ontology import Ontology
 from apexmem.domain.state import FactVersion, SlotState
 from apexmem.domain.timeline import Proposal, Strategy, decide_assert
+from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.fact import FactAsserted, FactRetracted
-from apexmem.events.log import EventLog, NewEvent, RecordedEvent
-from apexmem.readmodels import ReadModelStore, tracked_position
+from apexmem.events.ports import Log
+from apexmem.readmodels import ReadModelStore
 from apexmem.readmodels.tables import GRAPH
 from apexmem.readmodels.touching import SlotKey, slots_touching
+from apexmem.replay.projections import unprojected
 from apexmem.service.staging import Meta, Staging
 
 __all__ = ["MOVED", "Moves"]
@@ -45,7 +47,7 @@ class Moves:
     """Moves a merged entity's current facts; reads where they are from the graph read
     model, then the log after its position."""
 
-    def __init__(self, log: EventLog, store: ReadModelStore) -> None:
+    def __init__(self, log: Log, store: ReadModelStore) -> None:
         self.log = log
         self.store = store
 
@@ -91,11 +93,10 @@ class Moves:
     def _slots(self, entity: UUID, batch: Iterable[NewEvent]) -> list[SlotKey]:
         """Every slot with a fact about `entity`, as subject or object (log and batch too)."""
         with self.store.read() as connection:
-            position = tracked_position(connection, GRAPH)
+            later: Iterable[RecordedEvent | NewEvent] = unprojected(
+                self.log, connection, GRAPH, tags=_ASSERTED
+            )
             found = {key.slot_id: key for key in slots_touching(connection, entity)}
-        later: Iterable[RecordedEvent | NewEvent] = self.log.read(
-            start=position + 1, tags=_ASSERTED
-        )
         for event in [*later, *batch]:
             data = event.data
             if isinstance(data, FactAsserted) and entity in (data.subject_id, data.object_id):

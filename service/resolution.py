@@ -39,10 +39,12 @@ from apexmem.domain.resolution import (
 from apexmem.domain.settings import GraphSettings
 from apexmem.domain.state import EntityState
 from apexmem.events.entity import EntityObserved
+from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.errors import ApexmemError
-from apexmem.events.log import EventLog, NewEvent, RecordedEvent
-from apexmem.readmodels import ReadModelStore, tracked_position
+from apexmem.events.ports import Log
+from apexmem.readmodels import ReadModelStore
 from apexmem.readmodels.vectors import VECTORS
+from apexmem.replay.projections import unprojected
 from apexmem.service.logs import get_logger
 from apexmem.service.naming import follow
 from apexmem.service.similarity import Similarity
@@ -82,7 +84,7 @@ class SimilarWrites:
     def __init__(
         self,
         similarity: Similarity,
-        log: EventLog,
+        log: Log,
         store: ReadModelStore,
         graph: GraphSettings,
         disambiguator: Disambiguator | None = None,
@@ -188,8 +190,8 @@ class SimilarWrites:
         if seen is None:
             seen = self._batches[staging] = _Seen()
             with self.store.read() as connection:
-                position = tracked_position(connection, VECTORS)
-            self._add(seen, self.log.read(start=position + 1, tags=_OBSERVED))
+                later = unprojected(self.log, connection, VECTORS, tags=_OBSERVED)
+            self._add(seen, later)
         self._add(seen, staging.events[seen.scanned :])
         seen.scanned = len(staging.events)
         return seen
@@ -221,7 +223,7 @@ class SimilarWrites:
 def similar_writes(
     graph: GraphSettings,
     similarity: Similarity | None,
-    log: EventLog,
+    log: Log,
     store: ReadModelStore,
     disambiguator: Disambiguator | None = None,
 ) -> SimilarWrites | None:

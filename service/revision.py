@@ -21,11 +21,11 @@ from apexmem.domain.state import FactVersion, SlotState
 from apexmem.domain.timeline import Decision, Proposal
 from apexmem.events.base import Event
 from apexmem.events.entity import EntityObserved
+from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.fact import FactAsserted
-from apexmem.events.log import NewEvent, RecordedEvent
-from apexmem.readmodels import tracked_position
 from apexmem.readmodels.between import open_facts_between
 from apexmem.readmodels.tables import GRAPH
+from apexmem.replay.projections import unprojected
 from apexmem.service.logs import get_logger
 from apexmem.service.resolution import SimilarWrites
 from apexmem.service.staging import Meta, Staging
@@ -144,8 +144,8 @@ def _batch_pairs(similar: SimilarWrites, staging: Staging) -> _Pairs:
     if pairs is None:
         pairs = _BATCHES[staging] = _Pairs()
         with similar.store.read() as connection:
-            position = tracked_position(connection, GRAPH)
-        pairs.add(similar.log.read(start=position + 1, tags=_ASSERTED))
+            later = unprojected(similar.log, connection, GRAPH, tags=_ASSERTED)
+        pairs.add(later)
     pairs.add(staging.events[pairs.scanned :])
     pairs.scanned = len(staging.events)
     return pairs

@@ -10,8 +10,9 @@ import msgspec
 
 from apexmem.domain.state import AliasState, EntityState, EpisodeState, PolicyState, SlotState
 from apexmem.events.base import Event
+from apexmem.events.envelope import NewEvent
 from apexmem.events.fact import FactAsserted
-from apexmem.events.log import LogAccess, NewEvent
+from apexmem.events.ports import LogAccess
 from apexmem.projections.streams import (
     evolve_alias,
     evolve_entity,

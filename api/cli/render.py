@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from apexmem.events.entity import AliasClaimed, EntityObserved
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
-from apexmem.events.log import RecordedEvent
 from apexmem.readmodels.rows import EntityRow, FactRow, Reached
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.diff import Diff

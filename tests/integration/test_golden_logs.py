@@ -14,9 +14,9 @@ import pytest
 
 from apexmem import Memory, Settings
 from apexmem.events import EventLog
+from apexmem.events.envelope import lookup_key
 from apexmem.events.fact import FactAsserted
 from apexmem.events.located import location
-from apexmem.events.log import lookup_key
 from apexmem.replay.verify import verify
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "logs"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sample_events import WHEN, event
 
 from apexmem.events import EventLog, NewEvent
-from apexmem.events.log import lookup_key
+from apexmem.events.envelope import lookup_key
 from apexmem.service.cache import StateCache
 
 # Streams from a small pool, so one batch puts several events on the same stream.

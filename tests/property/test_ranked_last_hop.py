@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.recall import EDGE_TYPE_WEIGHTS, composite_score
-from apexmem.events.log import NewEvent
+from apexmem.events.envelope import NewEvent
 from apexmem.events.policy import FactsRetrieved
 from apexmem.readmodels import traverse
+from apexmem.readmodels.moment import Lens
 from apexmem.readmodels.traverse import Expansion, Walked, expand
 
 _TYPES = ["semantic", "causal", "temporal", "entity"]
@@ -109,7 +110,7 @@ def test_the_last_hop_read_strongest_first_keeps_what_a_full_walk_keeps(
                         keep=keep,
                         ceiling=bound,
                         max_hops=hops,
-                        edge_types=list(types),
+                        lens=Lens(edge_types=tuple(types)),
                         evolved=evolved,
                     )
                 )
@@ -146,7 +147,7 @@ def test_a_weak_edge_lifted_by_its_retrievals_is_not_left_unread(tmp_path: Any) 
         ):
             runs = [
                 expand(connection, {hub: 1.0}, score=_score, keep=1, ceiling=1.0, max_hops=1,
-                       edge_types=["semantic"], evolved=evolved)
+                       lens=Lens(edge_types=("semantic",)), evolved=evolved)
                 for evolved in (True, False)
             ]  # fmt: skip
     assert [s.edge.fact_id for s in runs[0].edges] == [lifted.hex]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from apexmem import Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
-from apexmem.events.log import NewEvent
+from apexmem.events.envelope import NewEvent
 from apexmem.events.policy import FactsRetrieved, RetrievalCountsDecayed
 from apexmem.readmodels import ReadModelStore, dump
 from apexmem.replay.runner import Runner

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from apexmem import Memory
 from apexmem.domain.identities import episode_id
 from apexmem.events import EntitiesMentioned
-from apexmem.events.log import NewEvent
+from apexmem.events.envelope import NewEvent
 from apexmem.readmodels.tables import episode_entities
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from apexmem import Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
+from apexmem.events.envelope import NewEvent
 from apexmem.events.fact import FactAsserted
-from apexmem.events.log import NewEvent
 from apexmem.events.similarity import NotesLinked
 from apexmem.service.linking import LINKING_ID, SIMILAR_TO, Linking
 

@@ -15,8 +15,8 @@ from sample_events import WHEN, event
 
 from apexmem import Memory
 from apexmem.events import ApexmemError, EventLog, NewEvent
+from apexmem.events.envelope import lookup_key
 from apexmem.events.located import located_id
-from apexmem.events.log import lookup_key
 from apexmem.events.storedids import IdFormat, StoredIds, parse_stream, stream_text
 from apexmem.replay.verify import verify
 

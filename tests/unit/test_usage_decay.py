@@ -19,7 +19,7 @@ from clocks import Clock
 from apexmem import ApexmemError, Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.events import RetrievalCountsDecayed
-from apexmem.events.log import NewEvent
+from apexmem.events.envelope import NewEvent
 from apexmem.events.policy import FactsRetrieved
 from apexmem.readmodels import dump
 

@@ -7,7 +7,7 @@ import pytest
 
 from apexmem.events.catalogue import EVENT_CLASSES
 from apexmem.events.codec import decode
-from apexmem.events.log import RecordedEvent
+from apexmem.events.envelope import RecordedEvent
 from apexmem.projections.vectors import TEXT_TAGS, text_of
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "events"

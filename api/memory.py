@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,27 +26,32 @@ from apexmem.domain.commands import (
     validated,
 )
 from apexmem.domain.embedding import Embedder
+from apexmem.domain.extraction import Extractor
 from apexmem.domain.resolution import Disambiguator
 from apexmem.domain.settings import Settings
+from apexmem.domain.summaries import Summarizer
 from apexmem.embedders import embedder_for
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
-from apexmem.events.log import EventLog, NewEvent, RecordedEvent
-from apexmem.events.policy import FactsRetrieved
-from apexmem.readmodels import ReadModelStore, graph_stats
+from apexmem.events.log import EventLog
+from apexmem.readmodels import CommunityRow, ReadModelStore, graph_stats
 from apexmem.readmodels.decay import fading_at
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
 from apexmem.replay.diff import Diff, diff
-from apexmem.replay.runner import CatchUp, Progress, Runner, catch_up_together
+from apexmem.replay.projections import Projections
+from apexmem.replay.runner import CatchUp, Progress
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
 from apexmem.replay.verify import VerifyReport, verify
 from apexmem.service.arguments import uuid_of
-from apexmem.service.backfill import Backfilling
-from apexmem.service.eviction import Evicting
-from apexmem.service.linking import NoteLinking
+from apexmem.service.backfill import Backfill, BackfillReport
+from apexmem.service.eviction import Eviction, EvictionReport
+from apexmem.service.linking import Linking, NoteLinker
 from apexmem.service.logs import get_logger
-from apexmem.service.merging import Merging
+from apexmem.service.merging import MergeRow, merges_in
 from apexmem.service.moves import Moves
+from apexmem.service.pipeline import Pipeline
 from apexmem.service.recall import Recaller
+from apexmem.service.recall_query import RecallQuery
 from apexmem.service.recalled import Recall, RecallHit, format_context
 from apexmem.service.resolution import similar_writes
 from apexmem.service.results import (
@@ -62,9 +66,9 @@ from apexmem.service.results import (
     RetractRef,
 )
 from apexmem.service.similarity import Similar, Similarity
-from apexmem.service.upkeep import GraphUpkeep
-from apexmem.service.usage import UsageUpkeep
-from apexmem.service.view import TimeArg, View, as_time
+from apexmem.service.upkeep import Assignment, Communities, Detection
+from apexmem.service.usage import Usage, UsageDecay
+from apexmem.service.view import TimeArg, View, as_time, moment_of
 from apexmem.service.writer import Writer
 from apexmem.timetravel import copy_until, read_only_reason, replayed_at
 
@@ -75,7 +79,7 @@ R = TypeVar("R")
 _logger = get_logger()
 
 
-class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Merging, View):
+class Memory(View):
     """A temporal knowledge-graph memory stored in one directory; open with `Memory.open`.
 
     Its queries are those of a `View` of now (see `as_of` for the past).
@@ -104,19 +108,59 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
             _logger.warning("readmodels.damaged", kept=str(kept), error=error, rebuilding=True)
         if self.store.relaid_from is not None:
             _logger.warning("readmodels.relaid", layout=self.store.relaid_from, rebuilding=True)
-        self.runner = Runner(self.log, self.store, batch_size=settings.memory.projection.batch_size)
+        vectors = settings.memory.vectors
+        chosen = None
+        if vectors.enabled:
+            chosen = embedder if embedder is not None else embedder_for(vectors)
+        self.projections = Projections(self.log, self.store, settings, embedder=chosen)
         self.similarity: Similarity | None = None
         """The vector side (None when `[memory.vectors] enabled = false`)."""
-        if settings.memory.vectors.enabled:
-            chosen = embedder if embedder is not None else embedder_for(settings.memory.vectors)
-            self.similarity = Similarity(self.log, self.store, settings, chosen)
-        self._writer = Writer(self.log, settings, clock)
-        self._writer.moves = Moves(self.log, self.store)
-        self._writer.similar = similar_writes(
-            settings.memory.graph, self.similarity, self.log, self.store, disambiguator
+        if vectors.enabled:
+            self.similarity = Similarity(self.projections)
+        self._pipeline = Pipeline(
+            self.log,
+            retries=settings.memory.log.write_retries,
+            project=self._ready,
+            read_only=self.read_only,
+        )
+        self._writer = Writer(
+            self._pipeline,
+            self.log,
+            settings,
+            clock,
+            moves=Moves(self.log, self.store),
+            similar=similar_writes(
+                settings.memory.graph, self.similarity, self.log, self.store, disambiguator
+            ),
         )
         self._recaller = Recaller(self.store, self.similarity, settings, clock)
-        self._usage: list[NewEvent] = []
+        ready = self._ready
+        self._usage = Usage(
+            self._pipeline, store=self.store, settings=settings, clock=clock, ready=ready
+        )
+        self._communities = Communities(
+            self._pipeline, store=self.store, settings=settings, ready=ready
+        )
+        self._eviction = Eviction(
+            self._pipeline,
+            log=self.log,
+            store=self.store,
+            settings=settings,
+            clock=clock,
+            ready=ready,
+        )
+        self._linker = NoteLinker(
+            self._pipeline,
+            self._writer,
+            log=self.log,
+            store=self.store,
+            settings=settings,
+            similarity=self.similarity,
+            ready=ready,
+        )
+        if settings.memory.graph.note_linking.enabled:
+            self._pipeline.declare(self._linker)
+        self._backfill = Backfill(self._pipeline, self._writer, store=self.store, ready=ready)
         super().__init__(
             self.store,
             ready=self._ready,
@@ -157,7 +201,7 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
 
     def close(self) -> None:
         """Record pending usage, save the vector index if it moved, close every connection."""
-        self._record_usage()
+        self._pipeline.flush_usage()
         if self.similarity is not None:
             self.similarity.close()
         self.log.close()
@@ -191,14 +235,7 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         self, commands: Sequence[Command], idempotency_key: str | None = None
     ) -> list[Result]:
         """`execute` for commands this facade built itself (already validated)."""
-        if self.read_only is not None:
-            raise ApexmemError(f"this memory is read-only: {self.read_only}")
-        self._record_usage()
-        results = self._writer.execute(commands, idempotency_key=idempotency_key)
-        self._ready()
-        if self.settings.memory.graph.note_linking.enabled:
-            self._link_after_write()
-        return results
+        return self._writer.execute(commands, idempotency_key=idempotency_key)
 
     def assert_fact(self, *, idempotency_key: str | None = None, **fields: Any) -> FactRef:
         """Assert one fact (see AssertFact for the fields); returns what became of it."""
@@ -273,6 +310,93 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         """Teach the ontology a canonical relation, its aliases and cardinality."""
         return _one(self._write([build(MapRelation, fields)]), PolicyRef)
 
+    # Upkeep ------------------------------------------------------------------------------
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """Writes the summary of each new or changed community; replace it
+        (`mem.summarizer = MySummarizer()`) to use a model. Its verdicts are recorded."""
+        return self._communities.summarizer
+
+    @summarizer.setter
+    def summarizer(self, summarizer: Summarizer) -> None:
+        self._communities.summarizer = summarizer
+
+    @property
+    def extractor(self) -> Extractor:
+        """Reads messages for `backfill`; replace it (`mem.extractor = ...`) to use a model.
+        Its verdicts are recorded."""
+        return self._backfill.extractor
+
+    @extractor.setter
+    def extractor(self, extractor: Extractor) -> None:
+        self._backfill.extractor = extractor
+
+    def backfill(
+        self,
+        limit: int | None = None,
+        extractor: Extractor | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> BackfillReport:
+        """Extract entities and facts from the messages not yet read, oldest first.
+
+        At most `limit` messages (all when None); `extractor` replaces `self.extractor`
+        for this run. Running it again reads nothing new: each message read is marked in
+        the log. `progress(done, total)` is called after each chunk of messages.
+        """
+        return self._backfill.backfill(limit, extractor, progress=progress)
+
+    def link_notes(self, *, actor: str | None = None) -> Linking:
+        """Link each entity first seen since the last pass to its similar entities
+        (A-MEM note linking; `[memory.graph.note_linking]`, needs vectors)."""
+        return self._linker.link_notes(actor=actor)
+
+    def decay_usage(self, *, force: bool = False, actor: str | None = None) -> UsageDecay:
+        """Decay the retrieval counts of facts not retrieved within the interval (A-MEM);
+        at most once per `link_weight_decay_interval_secs` unless `force`."""
+        return self._usage.decay_usage(force=force, actor=actor)
+
+    def retrieval_counts(self, fact_ids: Iterable[UUID | str]) -> dict[UUID, float]:
+        """How often recalls returned each of these fact versions, after the decay passes
+        (facts never returned are left out). Usage held for a batch is recorded first."""
+        return self._usage.retrieval_counts(fact_ids)
+
+    def evict(self, *, dry_run: bool = False, actor: str | None = None) -> EvictionReport:
+        """Archive what the seeds' eviction removes, as events; `dry_run` only lists it
+        (`[memory.graph] expired_edge_retention_days` and `max_entities` decide)."""
+        return self._eviction.evict(dry_run=dry_run, actor=actor)
+
+    def detect_communities(
+        self, *, summarizer: Summarizer | None = None, actor: str | None = None
+    ) -> Detection:
+        """Label propagation over the active edges; record what changed (new or changed
+        communities summarized by `summarizer`, else `self.summarizer`)."""
+        return self._communities.detect_communities(summarizer=summarizer, actor=actor)
+
+    def assign_communities(self, *, actor: str | None = None) -> Assignment:
+        """Place entities that belong to no community by their neighbours' votes."""
+        return self._communities.assign_communities(actor=actor)
+
+    def communities(self, *, limit: int = 50, top: int = 5) -> list[CommunityRow]:
+        """Live communities, largest first: name, recorded summary, size, best-connected
+        members (at most `limit` communities, `top` members each)."""
+        return self._communities.communities(limit=limit, top=top)
+
+    def decay_rates(self, *, known_at: TimeArg = None) -> dict[str, float]:
+        """The confidence decay rate (per day) of every edge type, as known at `known_at`
+        (now when None): the latest `set_decay_rate`, else `default_decay_rate`."""
+        return self._communities.decay_rates(known_at=known_at)
+
+    def merges(self, *, apart: bool = False, limit: int = 100) -> list[MergeRow]:
+        """Entities merged into others, oldest first, with the similarity verdict if any.
+
+        With `apart`, also the ambiguous pairs resolution by similarity kept apart
+        (`use_embedding_resolution`), so a person can merge them by hand.
+        """
+        self._ready()
+        return merges_in(self.store, apart=apart, limit=limit)
+
     # Queries -----------------------------------------------------------------------------
 
     def as_of(self, *, known_at: TimeArg = None, valid_at: TimeArg = None) -> View:
@@ -286,6 +410,8 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
             history_limit=self._history_limit,
             clock=self.clock,
             default_decay_rate=self.settings.memory.graph.default_decay_rate,
+            recaller=self._recaller,
+            similarity=self.similarity,
         )
 
     def similar(self, text: str, *, kind: str = "fact", k: int = 10) -> list[Similar]:
@@ -323,16 +449,17 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         decayed under 0.1 by `known_at`, else now) are left out unless `include_faded`.
         """
         self._ready()
-        found = self._recaller.recall(
+        asked = RecallQuery.of(
+            self.settings,
             query,
             limit=limit,
             max_hops=max_hops,
             edge_types=edge_types,
             mode=mode,
-            valid_at=as_time("valid_at", valid_at),
-            known_at=as_time("known_at", known_at),
+            moment=moment_of(valid_at=valid_at, known_at=known_at),
             include_faded=include_faded,
         )
+        found = self._recaller.recall(asked)
         self._note_usage(found)
         return found
 
@@ -344,22 +471,8 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
     def _note_usage(self, found: Recall) -> None:
         recall = self.settings.memory.recall
         fact_ids = [h.item_id for h in found if h.kind == "fact"]
-        if not recall.record_usage or not fact_ids or self.read_only is not None:
-            return
-        # Each usage event is a stream of its own: recalls in many processes never contend.
-        stream = uuid.uuid4()
-        self._usage.append(
-            NewEvent(stream_id=stream, version=1, data=FactsRetrieved(fact_ids=fact_ids))
-        )
-        if len(self._usage) >= recall.usage_batch:
-            self._record_usage()
-            self._ready()  # project them now, not in the next recall (one slow recall, not two)
-
-    def _record_usage(self) -> None:
-        """Append the usage events held so far, in one append."""
-        if self._usage:
-            pending, self._usage = self._usage, []
-            self.log.append(pending)
+        if recall.record_usage:
+            self._pipeline.note_usage(fact_ids, batch=recall.usage_batch)
 
     def _similarity(self) -> Similarity:
         if self.similarity is None:
@@ -392,21 +505,13 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
 
     def project(self, *, progress: Progress | None = None) -> CatchUp:
         """Apply every event the read models have not seen yet (exactly once)."""
-        done = self.runner.catch_up(progress=progress)
-        if self.similarity is not None:  # the FAISS index is built beside the embedding
-            self.similarity.catch_up_indexed()
-            self.similarity.index.save()
-        return done
+        return self.projections.catch_up(progress=progress)
 
     def rebuild(self, *, progress: Progress | None = None) -> CatchUp:
         """Drop the read models and project the whole log again (deterministic)."""
-        with self.store.write() as connection:
-            self.store.reset(connection)
-            if self.similarity is not None:
-                self.similarity.reset(connection)
-        self.runner.forget()
+        self.projections.drop()
         _logger.info("readmodels.dropped", directory=str(self.directory))
-        return self.project(progress=progress)
+        return self.projections.catch_up(progress=progress)
 
     def replay(
         self,
@@ -429,7 +534,7 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
         target = copy_until(self.log, self.directory, Path(into), position=position, until=moment)
         embedder = self.similarity.embedder if self.similarity is not None else None
         replayed = Memory.open(target, settings=self.settings, embedder=embedder)
-        replayed.project(progress=progress)
+        replayed.projections.catch_up(progress=progress)
         return replayed
 
     def diff(self, since: TimeArg, until: TimeArg) -> Diff:
@@ -444,11 +549,7 @@ class Memory(Backfilling, UsageUpkeep, Evicting, GraphUpkeep, NoteLinking, Mergi
             return diff(self.log, connection, start, end)
 
     def _ready(self) -> None:
-        if self.settings.memory.projection.inline:
-            runners = [self.runner]
-            if self.similarity is not None:
-                runners.append(self.similarity.runner)
-            catch_up_together(runners, until=self.log.last_position())
+        self.projections.ready()
 
     # Audit -------------------------------------------------------------------------------
 

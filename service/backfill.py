@@ -32,12 +32,12 @@ from apexmem.domain.extraction import (
 from apexmem.domain.heuristic import HeuristicExtractor
 from apexmem.domain.injection import injection_verdict
 from apexmem.domain.names import MIN_NAME_BYTES, normalize
-from apexmem.domain.settings import Settings
 from apexmem.events.base import Event
+from apexmem.events.envelope import AppendResult, NewEvent
 from apexmem.events.episode import EntitiesMentioned
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.extraction import MessageExtracted
-from apexmem.events.log import EventLog, NewEvent
+from apexmem.events.ports import LockedLog
 from apexmem.readmodels import ReadModelStore
 from apexmem.readmodels.extraction import (
     PendingMessage,
@@ -49,9 +49,11 @@ from apexmem.readmodels.extraction import (
 from apexmem.replay.runner import Progress
 from apexmem.service.arguments import checked_count
 from apexmem.service.logs import get_logger
+from apexmem.service.pipeline import Append, Pipeline
 from apexmem.service.results import EntityRef, FactRef, Result
+from apexmem.service.writer import Writer
 
-__all__ = ["BackfillReport", "Backfilling"]
+__all__ = ["Backfill", "BackfillReport"]
 
 _logger = get_logger()
 _CHUNK: Final = 100
@@ -88,18 +90,24 @@ class _Reading(msgspec.Struct, kw_only=True):
     fact_ids: list[UUID] = []
 
 
-class Backfilling:
-    """`backfill`, mixed into Memory (it brings the attributes)."""
+class Backfill:
+    """Reads the messages not yet read with an extractor and records what it found."""
 
-    log: EventLog
-    store: ReadModelStore
-    settings: Settings
-    read_only: str | None
-    _ready: Callable[[], None]
-    execute: Callable[..., list[Result]]
-    extractor: Extractor = HeuristicExtractor()
-    """Reads messages for `backfill`; replace it on an instance (`mem.extractor = ...`) to
-    use a model. Its verdicts are recorded."""
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        writer: Writer,
+        *,
+        store: ReadModelStore,
+        ready: Callable[[], None],
+    ) -> None:
+        self._pipeline = pipeline
+        self._writer = writer
+        self._store = store
+        self._ready = ready
+        self.extractor: Extractor = HeuristicExtractor()
+        """Reads messages for `backfill` (replace it to use a model); its verdicts are
+        recorded."""
 
     def backfill(
         self,
@@ -114,20 +122,19 @@ class Backfilling:
         for this run. Running it again reads nothing new: each message read is marked in
         the log. `progress(done, total)` is called after each chunk of messages.
         """
-        if self.read_only is not None:
-            raise ApexmemError(f"this memory is read-only: {self.read_only}")
+        self._pipeline.refuse_if_read_only()
         limit = _limit(limit)
         chosen = extractor if extractor is not None else self.extractor
         recordable_name("extractor.name", chosen.name)
         self._ready()
-        with self.store.read() as connection:
+        with self._store.read() as connection:
             total = pending_count(connection)
             lexicon = _lexicon(known_names(connection), speakers(connection))
         todo = total if limit is None else min(limit, total)
         report = BackfillReport(extractor=chosen.name)
         after = 0
         while report.messages < todo:
-            with self.store.read() as connection:
+            with self._store.read() as connection:
                 chunk = pending_messages(
                     connection, after=after, limit=min(_CHUNK, todo - report.messages)
                 )
@@ -137,7 +144,7 @@ class Backfilling:
             self._backfill_chunk(chosen, chunk, lexicon, report)
             if progress is not None:
                 progress(report.messages, todo)
-        with self.store.read() as connection:
+        with self._store.read() as connection:
             report.pending = pending_count(connection)
         _logger.info("backfill.done", **msgspec.structs.asdict(report))
         return report
@@ -177,7 +184,7 @@ class Backfilling:
             for m, c in first.values()
         ]
         key = _idempotency_key("observe", [r.message for r in readings], commands)
-        results = self.execute(commands, idempotency_key=key)
+        results = self._writer.execute(commands, idempotency_key=key)
         return {k: _entity(r) for k, r in zip(first, results, strict=True)}
 
     def _backfill_assert(
@@ -191,7 +198,7 @@ class Backfilling:
             return list(readings)
         key = _idempotency_key("assert", [r.message for r in readings], commands)
         try:
-            results = iter(self.execute(commands, idempotency_key=key))
+            results = iter(self._writer.execute(commands, idempotency_key=key))
         except ConcurrencyError:
             raise
         except ApexmemError as e:
@@ -206,7 +213,9 @@ class Backfilling:
             return True
         key = _idempotency_key("assert", [reading.message], commands)
         try:
-            reading.fact_ids = [_fact(r) for r in self.execute(commands, idempotency_key=key)]
+            reading.fact_ids = [
+                _fact(r) for r in self._writer.execute(commands, idempotency_key=key)
+            ]
         except ConcurrencyError:
             raise
         except ApexmemError as e:
@@ -219,40 +228,55 @@ class Backfilling:
     def _backfill_record(
         self, actor: str, readings: Sequence[_Reading], ids: dict[_Key, UUID]
     ) -> list[_Reading]:
-        """Append each message's mentions and verdict to its episode, under the log's lock;
-        returns the readings recorded (not those another backfill recorded first)."""
-        streams = list(dict.fromkeys(r.message.episode_id for r in readings))
-        recorded: list[_Reading] = []
-        with self.log.locked() as locked:
-            found = locked.read_streams(streams)
-            versions = {s: found[s][-1].version if found.get(s) else 0 for s in streams}
-            read = {
-                e.data.message_id
-                for events in found.values()
-                for e in events
-                if isinstance(e.data, MessageExtracted)
-            }
-            events: list[NewEvent] = []
-            for reading in readings:
-                if reading.message.message_id in read:
-                    continue
-                recorded.append(reading)
-                for data in _verdict(actor, reading, ids):
-                    stream = reading.message.episode_id
-                    versions[stream] += 1
-                    events.append(
-                        NewEvent(
-                            stream_id=stream,
-                            version=versions[stream],
-                            data=data,
-                            actor=actor,
-                            episode=reading.message.conversation,
-                        )
+        """Append each message's mentions and verdict to its episode; returns the readings
+        recorded (not those another backfill recorded first)."""
+        return self._pipeline.run("backfill", lambda _: _Verdicts(actor, readings, ids))
+
+
+class _Verdicts:
+    """One attempt at recording a chunk's verdicts, decided from the episode streams under
+    the write lock."""
+
+    def __init__(self, actor: str, readings: Sequence[_Reading], ids: dict[_Key, UUID]) -> None:
+        self._actor, self._readings, self._ids = actor, readings, ids
+        self._recorded: list[_Reading] = []
+
+    def decide(self, log: LockedLog) -> Append:
+        actor, ids = self._actor, self._ids
+        streams = list(dict.fromkeys(r.message.episode_id for r in self._readings))
+        found = log.read_streams(streams)
+        versions = {s: found[s][-1].version if found.get(s) else 0 for s in streams}
+        read = {
+            e.data.message_id
+            for events in found.values()
+            for e in events
+            if isinstance(e.data, MessageExtracted)
+        }
+        self._recorded = []
+        events: list[NewEvent] = []
+        for reading in self._readings:
+            if reading.message.message_id in read:
+                continue
+            self._recorded.append(reading)
+            for data in _verdict(actor, reading, ids):
+                stream = reading.message.episode_id
+                versions[stream] += 1
+                events.append(
+                    NewEvent(
+                        stream_id=stream,
+                        version=versions[stream],
+                        data=data,
+                        actor=actor,
+                        episode=reading.message.conversation,
                     )
-            if events:
-                locked.append(events)
-        self._ready()
-        return recorded
+                )
+        return Append(events=events)
+
+    def finish(self, appended: AppendResult | None) -> list[_Reading]:
+        return self._recorded
+
+    def conflicted(self) -> None:
+        return None
 
 
 def _read(

@@ -20,11 +20,12 @@ from apexmem.domain.eviction import (
     FactChoice,
     plan_eviction,
 )
+from apexmem.domain.settings import Settings
 from apexmem.events.entity import EntityArchived
-from apexmem.events.errors import ApexmemError
+from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.fact import FactArchived
-from apexmem.events.log import LockedLog, NewEvent, RecordedEvent
-from apexmem.readmodels import entity_groups, names_of, tracked_position
+from apexmem.events.ports import LockedLog, Log
+from apexmem.readmodels import ReadModelStore, entity_groups, names_of, tracked_position
 from apexmem.readmodels.eviction import (
     active_facts_of,
     current_rows,
@@ -33,9 +34,10 @@ from apexmem.readmodels.eviction import (
 )
 from apexmem.readmodels.tables import GRAPH
 from apexmem.service.logs import get_logger
-from apexmem.service.upkeep import GraphUpkeep
+from apexmem.service.pipeline import Pipeline
+from apexmem.service.upkeep import recorded
 
-__all__ = ["EvictedEntity", "EvictedFact", "Evicting", "EvictionReport"]
+__all__ = ["EvictedEntity", "EvictedFact", "Eviction", "EvictionReport"]
 
 _logger = get_logger()
 
@@ -79,10 +81,25 @@ class _Read(msgspec.Struct, frozen=True, kw_only=True):
     versions: dict[UUID, int]
 
 
-class Evicting(GraphUpkeep):
-    """`evict`, mixed into Memory (it brings the log, the read models and the clock)."""
+class Eviction:
+    """Archives what the seeds' eviction removes, as events."""
 
-    clock: Callable[[], datetime]
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        *,
+        log: Log,
+        store: ReadModelStore,
+        settings: Settings,
+        clock: Callable[[], datetime],
+        ready: Callable[[], None],
+    ) -> None:
+        self._pipeline = pipeline
+        self._log = log
+        self._store = store
+        self._settings = settings
+        self._clock = clock
+        self._ready = ready
 
     def evict(self, *, dry_run: bool = False, actor: str | None = None) -> EvictionReport:
         """Archive what the seeds' eviction removes, as events; `dry_run` only lists it.
@@ -92,12 +109,12 @@ class Evicting(GraphUpkeep):
         models; the log and `history` keep them, and views of earlier moments still show
         them. A later observation brings an archived entity or version back.
         """
-        graph = self.settings.memory.graph
-        now = self.clock()
+        graph = self._settings.memory.graph
+        now = self._clock()
 
         def read(connection: Connection) -> _Read:
             return _read(
-                self.log.read_streams,
+                self._log.read_streams,
                 connection,
                 now=now,
                 retention_days=graph.expired_edge_retention_days,
@@ -107,15 +124,22 @@ class Evicting(GraphUpkeep):
 
         if dry_run:
             self._ready()
-            with self.store.read() as connection:
+            with self._store.read() as connection:
                 return read(connection).report
-        if self.read_only is not None:
-            raise ApexmemError(f"this memory is read-only: {self.read_only}")
+        self._pipeline.refuse_if_read_only()
 
         def decide(seen: _Read) -> tuple[list[NewEvent], EvictionReport]:
             return _events(seen, actor), seen.report
 
-        done = self._record("evict", read, decide, _outdated)
+        done = recorded(
+            self._pipeline,
+            "evict",
+            ready=self._ready,
+            store=self._store,
+            read=read,
+            decide=decide,
+            outdated=_outdated,
+        )
         _logger.info(
             "graph.evicted",
             expired=done.expired,

@@ -19,27 +19,31 @@ import msgspec
 
 from apexmem.domain.commands import AssertFact, Command
 from apexmem.domain.identities import NS
+from apexmem.domain.merges import followed
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import EntityState
 from apexmem.events.entity import EntityObserved
+from apexmem.events.envelope import AppendResult, NewEvent
 from apexmem.events.errors import ApexmemError, ConcurrencyError
-from apexmem.events.log import EventLog, NewEvent
+from apexmem.events.ports import LockedLog, Log
 from apexmem.events.similarity import NotesLinked
 from apexmem.projections.streams import evolve_entity, fold
 from apexmem.readmodels import ReadModelStore, tracked_position
 from apexmem.readmodels.vectors import VECTORS
 from apexmem.service.logs import get_logger
+from apexmem.service.pipeline import Append, Pipeline
 from apexmem.service.resolution import entity_text
-from apexmem.service.results import Result
 from apexmem.service.similarity import Similarity
+from apexmem.service.writer import COMMANDS, Batch, Writer
 
-__all__ = ["LINKING_ID", "SIMILAR_TO", "Linking", "NoteLinking"]
+__all__ = ["LINKING", "LINKING_ID", "SIMILAR_TO", "Linking", "NoteLinker"]
 
 LINKING_ID: Final = uuid5(NS, "note-linking")
 """The stream of `notes-linked.v1` events."""
 SIMILAR_TO: Final = "similar_to"
+LINKING: Final = "note-linking"
+"""The kind of operation a pass is: its own links trigger no further pass."""
 _OBSERVED: Final = ("entity-observed.v1",)
-_MAX_MERGE_CHAIN: Final = 32
 _QUIET_SPAN: Final = 1_000
 """Positions without a new entity after which a pass still records where it stopped (so
 later passes need not read them again)."""
@@ -59,118 +63,98 @@ class Linking(msgspec.Struct, frozen=True, kw_only=True):
     """The log position it looked up to; the next pass starts after it."""
 
 
-class _Pass(msgspec.Struct, frozen=True, kw_only=True):
-    """One attempt at a pass: what it did, and the mark to append (None: nothing to record)."""
+class NoteLinker:
+    """Note linking passes; a post-commit policy after writes when `note_linking.enabled`."""
 
-    done: Linking
-    mark: NewEvent | None
-    linked: int
-    """The position of the last entity linked so far, this attempt's included."""
+    after: frozenset[str] = frozenset({COMMANDS})
+    """The operations after which the automatic pass runs (never after its own writes)."""
 
-
-class NoteLinking:
-    """Note linking, mixed into Memory (it brings the attributes)."""
-
-    log: EventLog
-    store: ReadModelStore
-    settings: Settings
-    similarity: Similarity | None
-    read_only: str | None
-    _ready: Callable[[], None]
-    execute: Callable[..., list[Result]]
-    _linking: bool = False
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        writer: Writer,
+        *,
+        log: Log,
+        store: ReadModelStore,
+        settings: Settings,
+        similarity: Similarity | None,
+        ready: Callable[[], None],
+    ) -> None:
+        self._pipeline = pipeline
+        self._writer = writer
+        self._log = log
+        self._store = store
+        self._settings = settings
+        self._similarity = similarity
+        self._ready = ready
 
     def link_notes(self, *, actor: str | None = None) -> Linking:
         """Link each entity first seen since the last pass to its similar entities.
 
         Runs whether or not `[memory.graph.note_linking] enabled` (which runs it after
-        every write); needs `[memory.vectors] enabled`. When another pass records where it
-        stopped first, this one starts again from there (up to `[memory.log] write_retries`
-        times): what that pass linked is not linked again.
+        every write); needs `[memory.vectors] enabled`. The links and the mark of where
+        the pass stopped are one append: a pass racing another from the same mark conflicts
+        and starts again from the mark the other recorded, so nothing is linked twice.
         """
-        if self.similarity is None:
+        if self._similarity is None:
             raise ApexmemError("note linking needs vectors: set [memory.vectors] enabled = true")
-        if self.read_only is not None:
-            raise ApexmemError(f"this memory is read-only: {self.read_only}")
-        retries = self.settings.memory.log.write_retries
-        linked = 0  # where this call's entities are linked up to, by an attempt that lost
-        for tried in range(retries + 1):
-            decided = self._link_pass(actor, linked)
-            if decided.mark is None:
-                return decided.done
-            try:
-                self.log.append([decided.mark])
-            except ConcurrencyError:
-                _logger.info("notes.link_conflicted", attempt=tried + 1, retries=retries)
-                if tried == retries:
-                    raise
-                linked = decided.linked
-                continue
-            self._ready()
-            _logger.info("notes.linked", **msgspec.structs.asdict(decided.done))
-            return decided.done
-        raise AssertionError("unreachable")
+        done = self._pipeline.run(LINKING, lambda tried: self._pass(actor, renew=tried > 0))
+        if done.links or done.entities:
+            _logger.info("notes.linked", **msgspec.structs.asdict(done))
+        return done
 
-    def _link_pass(self, actor: str | None, linked: int) -> _Pass:
-        """Link the entities first seen since the last recorded pass, but for those up to
-        position `linked` (an earlier attempt of this call linked them), and return the mark
-        that records where this pass stopped."""
-        assert self.similarity is not None
+    def __call__(self) -> None:
+        """The automatic pass after a write; a failure is logged, never raised: the write is
+        already in the log, and the next pass takes up what this one left."""
+        try:
+            self.link_notes()
+        except Exception as e:
+            _logger.warning("notes.link_failed", error=repr(e))
+
+    def _pass(self, actor: str | None, *, renew: bool) -> _Pass:
+        """One attempt: the entities first seen since the last recorded pass, their links,
+        and the mark that records where this pass stopped."""
+        similarity = self._similarity
+        assert similarity is not None
         self._ready()
-        marks = self.log.read_stream(LINKING_ID)
+        marks = self._log.read_stream(LINKING_ID)
         start = _last_through(marks)
-        with self.store.read() as connection:
+        with self._store.read() as connection:
             through = tracked_position(connection, VECTORS)
-        nothing = _Pass(done=Linking(entities=0, links=0, through=start), mark=None, linked=linked)
+        nothing = _Pass(Linking(entities=0, links=0, through=start), len(marks))
         if through <= start:
             return nothing
-        fresh = _fresh(self.log, start, through)
+        fresh = _fresh(self._log, start, through)
         if not fresh and through - start < _QUIET_SPAN:
             return nothing  # nothing to record yet
-        commands = self._links([data for position, data in fresh if position > linked], actor)
-        last = fresh[-1][0] if fresh else start
-        if commands:
-            # Keyed by the entities linked, not by how far the index had got: a pass racing
-            # this one from the same mark links the same entities, and its facts are these.
-            self.execute(commands, idempotency_key=f"note-linking:{start}:{last}")
-        settings = self.settings.memory.graph.note_linking
+        commands = self._links([data for _, data in fresh], actor)
+        settings = self._settings.memory.graph.note_linking
         mark = NotesLinked(
             through=through,
             entities=len(fresh),
             links=len(commands),
             threshold=settings.similarity_threshold,
-            model=self.similarity.embedder.name,
+            model=similarity.embedder.name,
         )
+        event = NewEvent(stream_id=LINKING_ID, version=len(marks) + 1, data=mark, actor=actor)
         return _Pass(
-            done=Linking(entities=len(fresh), links=len(commands), through=through),
-            mark=NewEvent(stream_id=LINKING_ID, version=len(marks) + 1, data=mark, actor=actor),
-            linked=max(linked, last),
+            Linking(entities=len(fresh), links=len(commands), through=through),
+            len(marks),
+            self._writer.batch(commands, fresh=renew, extra=[event]),
         )
-
-    def _link_after_write(self) -> None:
-        """The automatic pass of `note_linking.enabled` after a write (never nested in its own
-        writes); a failure is logged, never raised: the write is already in the log."""
-        if self._linking:
-            return
-        self._linking = True
-        try:
-            self.link_notes()
-        except Exception as e:  # the write itself is in: a failed pass is the next one's
-            _logger.warning("notes.link_failed", error=repr(e))
-        finally:
-            self._linking = False
 
     def _links(self, fresh: Sequence[EntityObserved], actor: str | None) -> list[Command]:
-        assert self.similarity is not None
-        settings = self.settings.memory.graph.note_linking
-        states = _States(self.log)
+        similarity = self._similarity
+        assert similarity is not None
+        settings = self._settings.memory.graph.note_linking
+        states = _States(self._log)
         pairs: dict[tuple[int, int], float] = {}
         for observed in fresh:
             own = states.followed(observed.entity_id)
             if own.entity_id != observed.entity_id or own.archived:
                 continue  # merged away or archived: its target links for it
-            vector = self.similarity.embedder.embed([entity_text(observed.name, observed.summary)])
-            near = self.similarity.index.nearest("entity", vector[0], settings.top_k + 1)
+            vector = similarity.embedder.embed([entity_text(observed.name, observed.summary)])
+            near = similarity.index.nearest("entity", vector[0], settings.top_k + 1)
             kept = 0
             for item, score in near:
                 if score < settings.similarity_threshold or kept == settings.top_k:
@@ -183,6 +167,29 @@ class NoteLinking:
                 pairs[(key[0], key[1])] = max(score, pairs.get((key[0], key[1]), -1.0))
                 kept += 1
         return [_similar_to(states, a, b, s, actor) for (a, b), s in sorted(pairs.items())]
+
+
+class _Pass:
+    """One attempt at a pass: its links and mark as one batch (None: nothing to record)."""
+
+    def __init__(self, done: Linking, marks: int, batch: Batch | None = None) -> None:
+        self.done = done
+        self._marks = marks
+        self._batch = batch
+
+    def decide(self, log: LockedLog) -> Append:
+        if len(log.read_stream(LINKING_ID)) != self._marks:
+            raise ConcurrencyError("another note-linking pass recorded where it stopped first")
+        return Append() if self._batch is None else self._batch.decide(log)
+
+    def finish(self, appended: AppendResult | None) -> Linking:
+        if self._batch is not None:
+            self._batch.finish(appended)
+        return self.done
+
+    def conflicted(self) -> None:
+        if self._batch is not None:
+            self._batch.conflicted()
 
 
 def _similar_to(states: _States, a: int, b: int, score: float, actor: str | None) -> AssertFact:
@@ -202,7 +209,7 @@ def _similar_to(states: _States, a: int, b: int, score: float, actor: str | None
     )
 
 
-def _fresh(log: EventLog, start: int, through: int) -> list[tuple[int, EntityObserved]]:
+def _fresh(log: Log, start: int, through: int) -> list[tuple[int, EntityObserved]]:
     """The entities first seen after `start` up to `through`, with their positions."""
     return [
         (e.position, e.data)
@@ -223,17 +230,13 @@ def _last_through(marks: Sequence[object]) -> int:
 class _States:
     """Entity streams folded from the log, memoized for one pass."""
 
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: Log) -> None:
         self._log = log
         self._held: dict[int, EntityState] = {}
 
     def followed(self, entity: UUID) -> EntityState:
-        for _ in range(_MAX_MERGE_CHAIN):
-            state = self._state(entity)
-            if state.merged_into is None:
-                return state
-            entity = state.merged_into
-        return EntityState()
+        state = self._state(followed(entity, lambda e: self._state(e).merged_into))
+        return state if state.merged_into is None else EntityState()
 
     def _state(self, entity: UUID) -> EntityState:
         held = self._held.get(entity.int)

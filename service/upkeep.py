@@ -11,7 +11,7 @@ events and never ask a summarizer again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final, TypeVar
+from typing import Final, Generic, TypeVar
 from uuid import UUID
 
 import msgspec
@@ -32,9 +32,10 @@ from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import CommunityDraft, ExtractiveSummarizer, Summarizer
 from apexmem.events.base import MAX_SUMMARY_BYTES
 from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
-from apexmem.events.errors import ApexmemError, ConcurrencyError
-from apexmem.events.log import EventLog, LockedLog, NewEvent
+from apexmem.events.envelope import AppendResult, NewEvent
+from apexmem.events.errors import ConcurrencyError
 from apexmem.events.policy import CommunitySummarized
+from apexmem.events.ports import LockedLog
 from apexmem.readmodels import CommunityRow, ReadModelStore, list_communities, tracked_position
 from apexmem.readmodels.communities import (
     active_edges,
@@ -52,9 +53,10 @@ from apexmem.readmodels.decay import rates_at
 from apexmem.readmodels.tables import GRAPH
 from apexmem.service.arguments import checked_count
 from apexmem.service.logs import get_logger
+from apexmem.service.pipeline import Append, Pipeline
 from apexmem.service.view import TimeArg, as_time
 
-__all__ = ["Assignment", "Detection", "GraphUpkeep", "Placement"]
+__all__ = ["Assignment", "Communities", "Detection", "Placement", "recorded"]
 
 _logger = get_logger()
 S = TypeVar("S")
@@ -100,17 +102,24 @@ class Assignment(msgspec.Struct, frozen=True, kw_only=True):
     position: int
 
 
-class GraphUpkeep:
-    """Community detection and assignment, mixed into Memory (it brings the attributes)."""
+class Communities:
+    """Community detection and assignment, recorded as events; the decay rates in force."""
 
-    log: EventLog
-    store: ReadModelStore
-    settings: Settings
-    read_only: str | None
-    _ready: Callable[[], None]
-    summarizer: Summarizer = ExtractiveSummarizer()
-    """Writes the summary of each new or changed community; replace it on an instance
-    (`mem.summarizer = MySummarizer()`) to use a model. Its verdicts are recorded."""
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        *,
+        store: ReadModelStore,
+        settings: Settings,
+        ready: Callable[[], None],
+    ) -> None:
+        self._pipeline = pipeline
+        self._store = store
+        self._settings = settings
+        self._ready = ready
+        self.summarizer: Summarizer = ExtractiveSummarizer()
+        """Writes the summary of each new or changed community (replace it to use a model);
+        its verdicts are recorded."""
 
     def detect_communities(
         self, *, summarizer: Summarizer | None = None, actor: str | None = None
@@ -122,7 +131,7 @@ class GraphUpkeep:
         summarized (by `summarizer`, else `self.summarizer`) and recorded; held ones not
         found again are dissolved. Edges are read `lpa_edge_chunk_size` at a time.
         """
-        graph = self.settings.memory.graph
+        graph = self._settings.memory.graph
         chunk = _chunk_size(graph.lpa_edge_chunk_size)
         chosen = summarizer if summarizer is not None else self.summarizer
         recordable_name("summarizer.name", chosen.name)
@@ -136,7 +145,7 @@ class GraphUpkeep:
             lambda connection: _read_detection(connection, chunk, asking.max_prompt_bytes),
             asking.decide,
         )
-        with self.store.read() as connection:
+        with self._store.read() as connection:
             done = msgspec.structs.replace(done, communities=community_count(connection))
         _logger.info("communities.detected", **msgspec.structs.asdict(done))
         return done
@@ -149,7 +158,7 @@ class GraphUpkeep:
         formed first). The community's summary is then stale; the next detection writes
         a new one.
         """
-        chunk = _chunk_size(self.settings.memory.graph.lpa_edge_chunk_size)
+        chunk = _chunk_size(self._settings.memory.graph.lpa_edge_chunk_size)
         done = self._record(
             "assign",
             lambda connection: _read_assignment(connection, chunk, actor),
@@ -165,7 +174,7 @@ class GraphUpkeep:
         """
         limit, top = checked_count("limit", limit), checked_count("top", top)
         self._ready()
-        with self.store.read() as connection:
+        with self._store.read() as connection:
             return list_communities(connection, limit=limit, top=top)
 
     def decay_rates(self, *, known_at: TimeArg = None) -> dict[str, float]:
@@ -174,47 +183,70 @@ class GraphUpkeep:
         `default_decay_rate`."""
         at = as_time("known_at", known_at)
         self._ready()
-        with self.store.read() as connection:
+        with self._store.read() as connection:
             return rates_at(
-                connection, default=self.settings.memory.graph.default_decay_rate, known_at=at
+                connection, default=self._settings.memory.graph.default_decay_rate, known_at=at
             )
 
     def _record(
         self,
-        step: str,
+        kind: str,
         read: Callable[[Connection], S],
         decide: Callable[[S], tuple[list[NewEvent], T]],
-        outdated: Callable[[LockedLog, S], bool] | None = None,
     ) -> T:
-        """Read one read-model snapshot, decide, append; after a conflict, all again.
+        return recorded(
+            self._pipeline, kind, ready=self._ready, store=self._store, read=read, decide=decide
+        )
 
-        Stream versions tell when a stream the decision read has changed since; `outdated`,
-        asked under the write lock, tells when something else the snapshot showed has.
-        """
-        if self.read_only is not None:
-            raise ApexmemError(f"this memory is read-only: {self.read_only}")
-        retries = self.settings.memory.log.write_retries
-        for tried in range(retries + 1):
-            self._ready()
-            with self.store.read() as connection:
-                seen = read(connection)
-            events, result = decide(seen)
-            try:
-                if events and outdated is None:
-                    self.log.append(events)
-                elif outdated is not None and events:
-                    with self.log.locked() as locked:
-                        if outdated(locked, seen):
-                            raise ConcurrencyError(f"the log moved on under this {step}")
-                        locked.append(events)
-            except ConcurrencyError:
-                _logger.info("communities.conflicted", step=step, attempt=tried + 1)
-                if tried == retries:
-                    raise
-                continue
-            self._ready()
-            return result
-        raise AssertionError("unreachable")
+
+def recorded(
+    pipeline: Pipeline,
+    kind: str,
+    *,
+    ready: Callable[[], None],
+    store: ReadModelStore,
+    read: Callable[[Connection], S],
+    decide: Callable[[S], tuple[list[NewEvent], T]],
+    outdated: Callable[[LockedLog, S], bool] | None = None,
+) -> T:
+    """Run an upkeep operation through the pipeline: read one read-model snapshot and decide
+    (a summarizer may be asked) outside the write lock; under it, `outdated` tells when
+    something the snapshot showed has changed since (stream versions tell the rest)."""
+
+    def prepare(_: int) -> _Recorded[S, T]:
+        ready()
+        with store.read() as connection:
+            seen = read(connection)
+        events, result = decide(seen)
+        return _Recorded(kind, seen, events, result, outdated)
+
+    return pipeline.run(kind, prepare)
+
+
+class _Recorded(Generic[S, T]):
+    """One attempt of an upkeep operation: decided from its snapshot, appended if current."""
+
+    def __init__(
+        self,
+        kind: str,
+        seen: S,
+        events: list[NewEvent],
+        result: T,
+        outdated: Callable[[LockedLog, S], bool] | None,
+    ) -> None:
+        self._kind, self._seen, self._events = kind, seen, events
+        self._result, self._outdated = result, outdated
+
+    def decide(self, log: LockedLog) -> Append:
+        if self._events and self._outdated is not None and self._outdated(log, self._seen):
+            raise ConcurrencyError(f"the log moved on under this {self._kind}")
+        return Append(events=self._events)
+
+    def finish(self, appended: AppendResult | None) -> T:
+        return self._result
+
+    def conflicted(self) -> None:
+        return None
 
 
 class _Detecting(msgspec.Struct, frozen=True, kw_only=True):

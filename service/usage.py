@@ -17,16 +17,18 @@ import msgspec
 
 from apexmem.domain.identities import USAGE_ID
 from apexmem.domain.settings import MAX_DECAY_INTERVAL_SECS, Settings
-from apexmem.events.errors import ApexmemError, ValidationError
-from apexmem.events.log import EventLog, NewEvent
+from apexmem.events.envelope import AppendResult, NewEvent
+from apexmem.events.errors import ValidationError
 from apexmem.events.policy import RetrievalCountsDecayed
+from apexmem.events.ports import LockedLog
 from apexmem.readmodels import ReadModelStore
 from apexmem.readmodels.recall import retrieval_counts
 from apexmem.readmodels.usage import usage_decays_of
 from apexmem.service.arguments import uuid_of
 from apexmem.service.logs import get_logger
+from apexmem.service.pipeline import Append, Pipeline
 
-__all__ = ["UsageDecay", "UsageUpkeep"]
+__all__ = ["Usage", "UsageDecay"]
 
 _logger = get_logger()
 
@@ -49,16 +51,23 @@ class UsageDecay(msgspec.Struct, frozen=True, kw_only=True):
     """When the next pass is due (one interval after the latest pass)."""
 
 
-class UsageUpkeep:
-    """Retrieval counts and their decay passes, mixed into Memory (it brings the attributes)."""
+class Usage:
+    """Retrieval counts and their decay passes."""
 
-    log: EventLog
-    store: ReadModelStore
-    settings: Settings
-    read_only: str | None
-    clock: Callable[[], datetime]
-    _ready: Callable[[], None]
-    _record_usage: Callable[[], None]
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        *,
+        store: ReadModelStore,
+        settings: Settings,
+        clock: Callable[[], datetime],
+        ready: Callable[[], None],
+    ) -> None:
+        self._pipeline = pipeline
+        self._store = store
+        self._settings = settings
+        self._clock = clock
+        self._ready = ready
 
     def decay_usage(self, *, force: bool = False, actor: str | None = None) -> UsageDecay:
         """Decay the retrieval counts of facts not retrieved within the interval (A-MEM).
@@ -68,34 +77,20 @@ class UsageUpkeep:
         counts of 0 stay 0. A pass runs at most once per interval unless `force`; pending
         usage is recorded first, so the pass sees every recall made before it.
         """
-        if self.read_only is not None:
-            raise ApexmemError(f"this memory is read-only: {self.read_only}")
-        linking = self.settings.memory.graph.note_linking
+        self._pipeline.refuse_if_read_only()
+        linking = self._settings.memory.graph.note_linking
         factor = linking.link_weight_decay_lambda
         interval = _interval(linking.link_weight_decay_interval_secs)
-        self._record_usage()
-        with self.log.locked() as locked:
-            passes = locked.read_stream(USAGE_ID)
-            previous = passes[-1].recorded_at if passes else None
-            now = self.clock()
-            cutoff = now - interval
-            if previous is not None and previous > cutoff and not force:
-                return _not_due(factor, cutoff, previous, previous + interval)
-            data = RetrievalCountsDecayed(factor=factor, cutoff=cutoff)
-            version = passes[-1].version + 1 if passes else 1
-            event = NewEvent(stream_id=USAGE_ID, version=version, data=data, actor=actor)
-            [position] = locked.append([event]).positions
-        self._ready()
-        with self.store.read() as connection:
-            [row] = usage_decays_of(connection, at=position)
-        done = UsageDecay(
-            ran=True,
-            factor=factor,
-            cutoff=cutoff,
-            decayed=row.decayed,
-            position=position,
-            previous=previous,
-            next_due=row.decayed_at + interval,
+        self._pipeline.flush_usage()
+        decided = self._pipeline.run(
+            "usage-decay", lambda _: _Decay(factor, interval, self._clock, force, actor)
+        )
+        if not decided.ran:
+            return decided
+        with self._store.read() as connection:
+            [row] = usage_decays_of(connection, at=decided.position)
+        done = msgspec.structs.replace(
+            decided, decayed=row.decayed, next_due=row.decayed_at + interval
         )
         _logger.info("usage.decayed", **msgspec.structs.asdict(done))
         return done
@@ -104,11 +99,58 @@ class UsageUpkeep:
         """How often recalls returned each of these fact versions, after the decay passes
         (facts never returned are left out). Usage held for a batch is recorded first."""
         ids = [uuid_of(f"fact_ids[{i}]", f) for i, f in enumerate(fact_ids)]
-        if self.read_only is None:
-            self._record_usage()
+        self._pipeline.flush_usage()
         self._ready()
-        with self.store.read() as connection:
+        with self._store.read() as connection:
             return retrieval_counts(connection, ids)
+
+
+class _Decay:
+    """One attempt at a decay pass: due or not is decided from the usage stream under the
+    write lock."""
+
+    def __init__(
+        self,
+        factor: float,
+        interval: timedelta,
+        clock: Callable[[], datetime],
+        force: bool,
+        actor: str | None,
+    ) -> None:
+        self._factor, self._interval, self._clock = factor, interval, clock
+        self._force, self._actor = force, actor
+        self._decided: UsageDecay | None = None
+
+    def decide(self, log: LockedLog) -> Append:
+        passes = log.read_stream(USAGE_ID)
+        previous = passes[-1].recorded_at if passes else None
+        cutoff = self._clock() - self._interval
+        if previous is not None and previous > cutoff and not self._force:
+            self._decided = _not_due(self._factor, cutoff, previous, previous + self._interval)
+            return Append()
+        self._decided = UsageDecay(
+            ran=True,
+            factor=self._factor,
+            cutoff=cutoff,
+            decayed=0,
+            position=0,
+            previous=previous,
+            next_due=cutoff,
+        )
+        data = RetrievalCountsDecayed(factor=self._factor, cutoff=cutoff)
+        version = passes[-1].version + 1 if passes else 1
+        return Append(
+            events=[NewEvent(stream_id=USAGE_ID, version=version, data=data, actor=self._actor)]
+        )
+
+    def finish(self, appended: AppendResult | None) -> UsageDecay:
+        assert self._decided is not None
+        if appended is None or not self._decided.ran:
+            return self._decided
+        return msgspec.structs.replace(self._decided, position=appended.positions[0])
+
+    def conflicted(self) -> None:
+        self._decided = None
 
 
 def _interval(seconds: int) -> timedelta:

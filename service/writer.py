@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext, suppress
 from datetime import datetime
@@ -24,13 +23,13 @@ from apexmem.domain.names import clean_sentence
 from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
+from apexmem.events.envelope import AppendResult, NewEvent
 from apexmem.events.errors import (
     ApexmemError,
-    ConcurrencyError,
     NotFoundError,
     ValidationError,
 )
-from apexmem.events.log import AppendResult, EventLog, LogAccess
+from apexmem.events.ports import LockedLog, Log, LogAccess
 from apexmem.projections.streams import evolve_policy, fold
 from apexmem.service.cache import StateCache
 from apexmem.service.collector import paused
@@ -38,44 +37,54 @@ from apexmem.service.handlers import HANDLERS, Context, batch_plan
 from apexmem.service.logs import get_logger
 from apexmem.service.moves import Moves
 from apexmem.service.naming import name_key
+from apexmem.service.pipeline import Append, Pipeline
 from apexmem.service.resolution import SimilarWrites
 from apexmem.service.results import Result
 from apexmem.service.staging import Staging
 
-__all__ = ["Writer"]
+__all__ = ["COMMANDS", "Batch", "Writer"]
 
 _logger = get_logger()
 _PAUSE_COLLECTOR_AT: Final = 64
 """Commands in a batch from which the garbage collector is paused while it is written (a
 single write allocates too little for collections to matter)."""
+COMMANDS: Final = "commands"
+"""The kind of operation a batch of commands is (what post-commit policies follow)."""
 _receipt_decoder: Final = msgspec.json.Decoder(list[Result])
 
 
 class Writer:
-    """Turns commands into events: one atomic append per call, retried on stale state."""
+    """Turns commands into events: one atomic append per call through the pipeline."""
 
     def __init__(
         self,
-        log: EventLog,
+        pipeline: Pipeline,
+        log: Log,
         settings: Settings,
         clock: Callable[[], datetime],
         *,
+        moves: Moves | None = None,
+        similar: SimilarWrites | None = None,
         cache: StateCache | None = None,
     ) -> None:
+        self._pipeline = pipeline
         self._log = log
         self._settings = settings
         self._clock = clock
         self._cache = cache if cache is not None else StateCache()
-        self._lock = threading.Lock()
         self._ontology = Ontology()
         self._policy = PolicyState()
-        self.similar: SimilarWrites | None = None
-        """Set by the facade when similarity resolution or belief revision is on."""
-        self.moves: Moves | None = None
-        """Set by the facade: a merge moves the source's current facts (service.moves)."""
+        self.similar = similar
+        """Similarity on the write path (resolution, belief revision); None when both are off."""
+        self.moves = moves
+        """A merge moves the source's current facts (service.moves)."""
 
     def execute(
-        self, commands: Sequence[Command], *, idempotency_key: str | None = None
+        self,
+        commands: Sequence[Command],
+        *,
+        idempotency_key: str | None = None,
+        kind: str = COMMANDS,
     ) -> list[Result]:
         """Apply commands as one atomic append and return one result per command.
 
@@ -85,77 +94,29 @@ class Writer:
         them was stale (another process appended to the stream) the append conflicts, and
         the batch is decided again from freshly read states.
         """
-        retries = self._settings.memory.log.write_retries
         pause = paused() if len(commands) >= _PAUSE_COLLECTOR_AT else nullcontext()
-        with self._lock, pause:
-            for attempt in range(retries + 1):
-                try:
-                    cache = self._cache if attempt == 0 else StateCache()
-                    return self._attempt(cache, commands, idempotency_key)
-                except ConcurrencyError:
-                    _logger.info("write.conflicted", attempt=attempt + 1, retries=retries)
-                    if attempt == retries:
-                        raise
-            raise AssertionError("unreachable")
+        with pause:
+            return self._pipeline.run(
+                kind, lambda tried: self.batch(commands, key=idempotency_key, fresh=tried > 0)
+            )
+
+    def batch(
+        self,
+        commands: Sequence[Command],
+        *,
+        key: str | None = None,
+        fresh: bool = False,
+        extra: Sequence[NewEvent] = (),
+    ) -> Batch:
+        """One attempt at `commands` (decided from fresh states when `fresh`), for an
+        operation that appends them with `extra` events of its own in one append."""
+        return Batch(self, StateCache() if fresh else self._cache, commands, key, extra)
 
     def ontology(self) -> Ontology:
         """The ontology with every relation mapping in the log so far."""
-        with self._lock:
+        with self._pipeline.lock:
             self._refresh_policy(self._log)
             return self._ontology
-
-    def _attempt(
-        self, cache: StateCache, commands: Sequence[Command], key: str | None
-    ) -> list[Result]:
-        staging: Staging | None = None
-        try:
-            with self._log.locked() as locked:
-                head = locked.last_position()
-                _sync(self._cache, locked, head)
-                complete = cache.complete_at == head or (head == 0 and len(cache) == 0)
-                staging = Staging(locked, cache, self.similar, complete=complete)
-                results = self._decide_and_append(locked, staging, commands, key)
-                appended = locked.appended
-        except ConcurrencyError:
-            if staging is not None:
-                self._cache.forget(staging.touched())
-            raise
-        assert staging is not None
-        # Every stream of the log is cached while only this writer appends from a log it saw
-        # empty: a stream missing from the cache is then new and need not be read.
-        # Set before the commit below, which clears it should it evict a state.
-        cache.complete_at = head + appended if complete else None
-        staging.commit()  # only now: the batch's states are the log's once it committed
-        if cache is not self._cache:
-            self._cache.update(cache)
-        self._cache.synced_at = head + appended
-        return results
-
-    def _decide_and_append(
-        self, log: LogAccess, staging: Staging, commands: Sequence[Command], key: str | None
-    ) -> list[Result]:
-        if key is not None and (first := log.repeated(key)) is not None:
-            return _from_receipt(first)
-        self._refresh_policy(log)
-        context = Context(
-            staging=staging,
-            log=log,
-            ontology=self._ontology,
-            strategy=self._settings.memory.graph.conflict_strategy,
-            now=self._clock(),
-            cause=key,
-            moves=self.moves,
-        )
-        _prefetch(context, commands)
-        drafts = [_handle(context, c, i, len(commands)) for i, c in enumerate(commands)]
-        appended = log.append(
-            staging.events,
-            idempotency_key=key,
-            receipt=msgspec.json.encode(drafts) if key is not None else None,
-        )
-        if appended.repeated:
-            return _from_receipt(appended)
-        return _placed(drafts, appended.positions)
 
     def _refresh_policy(self, log: LogAccess) -> None:
         """Fold policy events another process may have appended since we last looked."""
@@ -163,6 +124,80 @@ class Writer:
         if newer:
             self._policy = fold(evolve_policy, self._policy, (e.data for e in newer))
             self._ontology = Ontology([*DEFAULT_MAPPINGS, *self._policy.mappings])
+
+
+class Batch:
+    """One attempt at a batch of commands (see Writer.execute), its results once appended."""
+
+    def __init__(
+        self,
+        writer: Writer,
+        cache: StateCache,
+        commands: Sequence[Command],
+        key: str | None,
+        extra: Sequence[NewEvent] = (),
+    ) -> None:
+        self._writer = writer
+        self._extra = extra
+        self._cache = cache
+        self._commands = commands
+        self._key = key
+        self._staging: Staging | None = None
+        self._head = 0
+        self._complete = False
+        self._drafts: list[Result] = []
+        self._repeated: AppendResult | None = None
+
+    def decide(self, log: LockedLog) -> Append:
+        writer, key = self._writer, self._key
+        self._head = head = log.last_position()
+        _sync(writer._cache, log, head)
+        cache = self._cache
+        self._complete = cache.complete_at == head or (head == 0 and len(cache) == 0)
+        self._staging = staging = Staging(log, cache, writer.similar, complete=self._complete)
+        if key is not None and (first := log.repeated(key)) is not None:
+            self._repeated = first
+            return Append(events=self._extra)
+        writer._refresh_policy(log)
+        context = Context(
+            staging=staging,
+            log=log,
+            ontology=writer._ontology,
+            strategy=writer._settings.memory.graph.conflict_strategy,
+            now=writer._clock(),
+            cause=key,
+            moves=writer.moves,
+        )
+        _prefetch(context, self._commands)
+        count = len(self._commands)
+        self._drafts = [_handle(context, c, i, count) for i, c in enumerate(self._commands)]
+        receipt = msgspec.json.encode(self._drafts) if key is not None else None
+        events = [*staging.events, *self._extra] if self._extra else staging.events
+        return Append(events=events, idempotency_key=key, receipt=receipt)
+
+    def finish(self, appended: AppendResult | None) -> list[Result]:
+        writer, cache, staging = self._writer, self._cache, self._staging
+        assert staging is not None
+        written = 0 if appended is None or appended.repeated else len(appended.positions)
+        # Every stream of the log is cached while only this writer appends from a log it saw
+        # empty: a stream missing from the cache is then new and need not be read.
+        # Set before the commit below, which clears it should it evict a state.
+        cache.complete_at = self._head + written if self._complete else None
+        staging.commit()  # only now: the batch's states are the log's once it committed
+        if cache is not writer._cache:
+            writer._cache.update(cache)
+        writer._cache.synced_at = self._head + written
+        if self._repeated is not None:
+            return _from_receipt(self._repeated)
+        if appended is None:
+            return _placed(self._drafts, [])
+        if appended.repeated:
+            return _from_receipt(appended)
+        return _placed(self._drafts, appended.positions)
+
+    def conflicted(self) -> None:
+        if self._staging is not None:
+            self._writer._cache.forget(self._staging.touched())
 
 
 def _sync(cache: StateCache, log: LogAccess, head: int) -> None:

@@ -40,6 +40,7 @@ from apexmem.projections.streams import (
 )
 from apexmem.service.cache import StateCache
 from apexmem.service.naming import Resolution
+from apexmem.service.pipeline import Pipeline
 from apexmem.service.staging import Staging
 from apexmem.service.writer import Writer
 
@@ -146,6 +147,12 @@ ALIASES = st.builds(
 BATCHES = st.lists(st.lists(ASSERTIONS | ALIASES, min_size=1, max_size=6), min_size=1, max_size=6)
 
 SEED_STREAM = UUID(int=99)
+def _writer(log: EventLog, settings: Settings, *, cache: StateCache | None = None) -> Writer:
+    """A writer on its own pipeline (no read models to project)."""
+    pipeline = Pipeline(log, retries=settings.memory.log.write_retries, project=lambda: None)
+    return Writer(pipeline, log, settings, ticking_clock(), cache=cache)
+
+
 NO_RETRY = msgspec.convert({"memory": {"log": {"write_retries": 0}}}, Settings)
 """A conflict is raised to the caller instead of decided again."""
 
@@ -163,7 +170,7 @@ def write(
         other.close()
     log = EventLog(path, clock=ticking_clock())
     try:
-        writer = Writer(log, Settings(), ticking_clock(), cache=cache)
+        writer = _writer(log, Settings(), cache=cache)
         for batch in batches:
             writer.execute(batch)
         folded = log.read_streams([UUID(int=key) for key in cache.streams()])
@@ -259,8 +266,8 @@ def two_logs(path: Path) -> Iterator[tuple[EventLog, EventLog]]:
 def test_another_writers_append_ends_the_shortcut_without_a_conflict(tmp_path: Path) -> None:
     cache = StateCache()
     with two_logs(tmp_path / "events.db") as (first_log, other_log):
-        first = Writer(first_log, NO_RETRY, ticking_clock(), cache=cache)
-        other = Writer(other_log, Settings(), ticking_clock())
+        first = _writer(first_log, NO_RETRY, cache=cache)
+        other = _writer(other_log, Settings())
         first.execute([assertion("Alice", "lives_in", "Paris")])
         complete_after_own_write = cache.complete_at
         head_after_own_write = first_log.last_position()
@@ -277,9 +284,9 @@ def test_a_stream_taken_after_all_conflicts_and_is_decided_again_from_the_log(
 ) -> None:
     cache = StateCache()
     with two_logs(tmp_path / "events.db") as (first_log, other_log):
-        first = Writer(first_log, NO_RETRY, ticking_clock(), cache=cache)
-        retrying = Writer(first_log, Settings(), ticking_clock(), cache=cache)
-        other = Writer(other_log, Settings(), ticking_clock())
+        first = _writer(first_log, NO_RETRY, cache=cache)
+        retrying = _writer(first_log, Settings(), cache=cache)
+        other = _writer(other_log, Settings())
         first.execute([assertion("Alice", "lives_in", "Paris")])
         other.execute([assertion("Bob", "lives_in", "Lyon")])
         # Wrongly: Bob's streams are not cached (and the cache did not see other's append).

@@ -234,7 +234,7 @@ def test_a_run_cut_short_between_its_appends_writes_nothing_twice_when_run_again
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr(backfill_module.Backfilling, "_backfill_record", crash)
+        patched.setattr(backfill_module.Backfill, "_backfill_record", crash)
         with pytest.raises(KeyboardInterrupt):
             memory.backfill()
     written = tags(memory)
@@ -254,7 +254,7 @@ def test_a_run_cut_short_then_finding_more_writes_what_it_found_the_second_time(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr(backfill_module.Backfilling, "_backfill_record", crash)
+        patched.setattr(backfill_module.Backfill, "_backfill_record", crash)
         with pytest.raises(KeyboardInterrupt):
             memory.backfill()
     report = memory.backfill()

@@ -368,17 +368,17 @@ def test_a_detection_that_meets_a_conflict_decides_again_without_asking_twice(
 ) -> None:
     memory.assert_facts([link("Alice", "Bob")])
     counting = CountingSummarizer()
-    append = memory.log.append
+    locked = memory.log.locked
     tries: list[int] = []
 
-    def conflicting_once(events: Any, **options: Any) -> Any:
-        tries.append(len(events))
+    def conflicting_once() -> Any:
+        tries.append(len(tries) + 1)
         if len(tries) == 1:
             raise ConcurrencyError("community stream moved meanwhile")
-        return append(events, **options)
+        return locked()
 
-    monkeypatch.setattr(memory.log, "append", conflicting_once)
+    monkeypatch.setattr(memory.log, "locked", conflicting_once)
 
     done = memory.detect_communities(summarizer=counting)
 
-    assert (tries, done.communities, len(counting.asked)) == ([1, 1], 1, 1)
+    assert (tries, done.communities, len(counting.asked)) == ([1, 2], 1, 1)

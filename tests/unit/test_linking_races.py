@@ -60,7 +60,8 @@ def test_a_pass_another_pass_overtook_records_nothing_and_links_nothing_twice(
 ) -> None:
     first, second = passes
     overtaking: list[Linking] = []
-    before_first_call(first, "execute", lambda: overtaking.append(second.link_notes()))
+    # Just before the first pass appends its links and mark, the second records its own.
+    before_first_call(first.log, "locked", lambda: overtaking.append(second.link_notes()))
 
     done = first.link_notes()
 
@@ -72,18 +73,19 @@ def test_a_pass_another_pass_overtook_records_nothing_and_links_nothing_twice(
     assert link.confidence >= 0.5
 
 
-def test_entities_a_losing_attempt_linked_are_not_linked_again_after_the_restart(
+def test_a_pass_that_loses_to_a_mark_starts_again_from_it_and_links_in_one_append(
     passes: tuple[Memory, Memory],
 ) -> None:
     first, second = passes
     pie = next(first.events(tags=["entity-observed.v1"]))
     earlier = NotesLinked(through=pie.position + 1, entities=1, links=0, threshold=0.5, model="x")
     mark = NewEvent(stream_id=LINKING_ID, version=1, data=earlier)
-    before_first_call(first.log, "append", lambda: second.log.append([mark]))
+    before_first_call(first.log, "locked", lambda: second.log.append([mark]))
 
     done = first.link_notes()
 
-    assert (done.entities, done.links) == (1, 0)  # the recipe, linked by the attempt that lost
-    assert tags(first) == ["fact-asserted.v1", "notes-linked.v1", "notes-linked.v1"]
-    asserted = [e.data for e in first.events(tags=["fact-asserted.v1"])]
-    assert [f.relation for f in asserted if isinstance(f, FactAsserted)] == [SIMILAR_TO]
+    assert (done.entities, done.links) == (1, 1)  # the recipe, after the other pass's mark
+    assert tags(first) == ["notes-linked.v1", "fact-asserted.v1", "notes-linked.v1"]
+    [link, restarted] = [e for e in first.events() if e.tag.startswith(("fact-", "notes-"))][1:]
+    assert link.position + 1 == restarted.position  # links and mark: one append
+    assert isinstance(link.data, FactAsserted) and link.data.relation == SIMILAR_TO

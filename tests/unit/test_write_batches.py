@@ -135,13 +135,13 @@ def test_a_large_batch_pauses_the_garbage_collector_and_turns_it_back_on(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[bool] = []
-    original = memory._writer._attempt
+    original = memory._writer.batch
 
     def attempt(*args: Any, **kwargs: Any) -> Any:
         seen.append(gc.isenabled())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(memory._writer, "_attempt", attempt)
+    monkeypatch.setattr(memory._writer, "batch", attempt)
     memory.assert_fact(**lives_in("Alice", "Paris"))
     memory.assert_facts([lives_in(f"person-{i:03d}", "Lyon") for i in range(100)])
 

@@ -1,0 +1,174 @@
+"""The one write path: every state change is an operation run here, and nothing else appends.
+
+An operation prepares an attempt outside the log's write lock (it may read the read models
+or ask a model), decides under the lock (reads of the log share the append's transaction),
+and gets back what one atomic append wrote. The pipeline retries the whole attempt on
+`ConcurrencyError` (one loop for every operation), projects once the append committed, and
+then runs the post-commit policies the operation's kind triggers: declared, never nested in
+the write that triggered them.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
+
+import msgspec
+
+from apexmem.events.envelope import AppendResult, NewEvent
+from apexmem.events.errors import ApexmemError, ConcurrencyError
+from apexmem.events.policy import FactsRetrieved
+from apexmem.events.ports import LockedLog, Log
+from apexmem.service.logs import get_logger
+
+__all__ = ["Append", "Attempt", "Pipeline", "Policy"]
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+_logger = get_logger()
+
+
+class Append(msgspec.Struct, frozen=True, kw_only=True):
+    """What one attempt appends: its events (none: nothing to write), in one batch."""
+
+    events: Sequence[NewEvent] = ()
+    idempotency_key: str | None = None
+    receipt: bytes | None = None
+    """Stored with the idempotency key, returned to a repeat of it (see Log.append)."""
+
+
+class Attempt(Protocol[T_co]):
+    """One try of an operation: decided under the write lock, finished after the commit."""
+
+    def decide(self, log: LockedLog) -> Append:
+        """The events to append, decided from the log as it is under the lock; raises
+        ConcurrencyError when what the attempt prepared from is out of date."""
+        ...
+
+    def finish(self, appended: AppendResult | None) -> T_co:
+        """The operation's answer once its append committed (None: nothing was appended).
+
+        The positions are the append's: the attempt's own events first, then any recall
+        usage that rode along."""
+        ...
+
+    def conflicted(self) -> None:
+        """Forget what the attempt learned: its append conflicted and was not written."""
+        ...
+
+
+class Policy(Protocol):
+    """A step run after an operation of one of `after` kinds commits (note linking, say)."""
+
+    after: frozenset[str]
+
+    def __call__(self) -> None:
+        """Run once the triggering operation committed and was projected."""
+        ...
+
+
+class Pipeline:
+    """Runs operations: prepare, decide under the lock, append once, retry, project, policies.
+
+    Recall usage (which facts each recall returned) waits here and rides along in the next
+    append of any operation, or is written on its own when `usage_batch` recalls are held.
+    """
+
+    def __init__(
+        self,
+        log: Log,
+        *,
+        retries: int,
+        project: Callable[[], None],
+        read_only: str | None = None,
+    ) -> None:
+        self._log = log
+        self._retries = retries
+        self._project = project
+        self.read_only = read_only
+        """Why writes are refused (a replayed directory), or None."""
+        self._policies: list[Policy] = []
+        self._usage: list[NewEvent] = []
+        self.lock = threading.RLock()
+        """Held while an operation decides and appends (one at a time per memory)."""
+
+    def declare(self, policy: Policy) -> None:
+        """Run `policy` after every operation of its kinds (in the order declared)."""
+        self._policies.append(policy)
+
+    def refuse_if_read_only(self) -> None:
+        """Raise when this memory takes no writes (a replayed directory)."""
+        if self.read_only is not None:
+            raise ApexmemError(f"this memory is read-only: {self.read_only}")
+
+    def run(self, kind: str, prepare: Callable[[int], Attempt[T]]) -> T:
+        """Run one operation of `kind`: `prepare(attempt)` is called for every try."""
+        self.refuse_if_read_only()
+        with self.lock:
+            done = self._tries(kind, prepare)
+        self._project()
+        for policy in self._policies:
+            if kind in policy.after:
+                policy()
+        return done
+
+    def _tries(self, kind: str, prepare: Callable[[int], Attempt[T]]) -> T:
+        for tried in range(self._retries + 1):
+            attempt = prepare(tried)
+            try:
+                with self._log.locked() as locked:
+                    wanted = attempt.decide(locked)
+                    appended = self._append(locked, wanted)
+            except ConcurrencyError:
+                attempt.conflicted()
+                _logger.info("write.conflicted", kind=kind, attempt=tried + 1)
+                if tried == self._retries:
+                    raise
+                continue
+            if appended is not None and not appended.repeated:
+                self._usage = []  # they rode along
+            return attempt.finish(appended)
+        raise AssertionError("unreachable")
+
+    def _append(self, locked: LockedLog, wanted: Append) -> AppendResult | None:
+        """One append of the attempt's events and the usage held (None: nothing to write;
+        an idempotency key alone is recorded, with its receipt)."""
+        if not wanted.events and not self._usage and wanted.idempotency_key is None:
+            return None
+        events = [*wanted.events, *self._usage] if self._usage else wanted.events
+        return locked.append(events, idempotency_key=wanted.idempotency_key, receipt=wanted.receipt)
+
+    # Recall usage -----------------------------------------------------------------------
+
+    def note_usage(self, fact_ids: list[uuid.UUID], *, batch: int) -> None:
+        """Hold one recall's usage event; write what is held once `batch` recalls are."""
+        if self.read_only is not None or not fact_ids:
+            return
+        # Each usage event is a stream of its own: recalls in many processes never contend.
+        event = NewEvent(stream_id=uuid.uuid4(), version=1, data=FactsRetrieved(fact_ids=fact_ids))
+        with self.lock:
+            self._usage.append(event)
+            due = len(self._usage) >= batch
+        if due:
+            self.flush_usage()
+
+    def flush_usage(self) -> None:
+        """Write the usage held so far (an operation of its own, kind "usage")."""
+        if self.read_only is None and self._usage:
+            self.run("usage", lambda _: _Nothing())
+
+
+class _Nothing:
+    """An attempt that appends nothing of its own (the held usage rides alone)."""
+
+    def decide(self, log: LockedLog) -> Append:
+        return Append()
+
+    def finish(self, appended: AppendResult | None) -> None:
+        return None
+
+    def conflicted(self) -> None:
+        return None

@@ -29,6 +29,7 @@ from sqlalchemy import (
 
 from apexmem.readmodels.decay import Fading, prepared_fresh
 from apexmem.readmodels.entities import entity_groups, find_entities
+from apexmem.readmodels.moment import EVERY_FACT, Lens
 from apexmem.readmodels.rows import FactRow
 from apexmem.readmodels.tables import entities, facts
 
@@ -150,40 +151,35 @@ def facts_about(
     connection: Connection,
     entity: str,
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
+    lens: Lens = EVERY_FACT,
     entity_type: str | None = None,
-    fading: Fading | None = None,
 ) -> list[FactRow]:
-    """Believed facts with the named entity at either end (subject or object), leaving
-    out the faded ones when `fading` is given.
+    """Believed facts with the named entity at either end (subject or object), as `lens`
+    sees them.
 
-    The name is looked up as `find_entities` does (exact, then prefix); an unknown name
-    gives an empty list.
+    The name is looked up as `find_entities` does (exact, then prefix, as known at the
+    lens's moment); an unknown name gives an empty list.
     """
-    found = find_entities(connection, entity, known_at=known_at, entity_type=entity_type)
+    found = find_entities(connection, entity, known_at=lens.known_at, entity_type=entity_type)
     ids = [m for row in found for m in (row.entity_id, *row.merged)]
-    return facts_of(connection, ids, valid_at=valid_at, known_at=known_at, fading=fading)
+    return facts_of(connection, ids, lens=lens)
 
 
 def facts_of(
     connection: Connection,
     ids: Sequence[UUID],
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
-    edge_types: Sequence[str] = (),
+    lens: Lens = EVERY_FACT,
     edges_only: bool = False,
-    fading: Fading | None = None,
 ) -> list[FactRow]:
-    """Believed facts touching any of `ids`, ordered by subject, relation and valid_from
-    (not faded ones, when `fading` is given)."""
+    """Believed facts touching any of `ids` as `lens` sees them, ordered by subject,
+    relation and valid_from."""
     found: dict[tuple[UUID, int], FactRow] = {}
     for i in range(0, len(ids), _CHUNK):
         part = list(ids[i : i + _CHUNK])
         where = [
             or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)),
-            *believed(valid_at, known_at, edge_types, fading),
+            *believed(lens.valid_at, lens.known_at, lens.edge_types, lens.fading),
         ]
         if edges_only:
             where.append(facts.c.object_id.is_not(None))

@@ -1,8 +1,8 @@
 """The read-model questions a recall asks: ranked candidates, visibility, structure, counts.
 
-Every question takes the two time axes as `facts_of` does: `valid_at` (open-ended facts
-when None) and `known_at` (what the store believes now when None). Messages have no valid
-time: `valid_at` keeps those said by then (`at <= valid_at`), `known_at` those recorded by then.
+Every fact question takes a `Lens` as `facts_of` does (a moment on the two time axes, edge
+types, fading). Messages have no valid time: a moment's `valid_at` keeps those said by then
+(`at <= valid_at`), its `known_at` those recorded by then.
 
 These run on every recall, so most are `Prepared`: ids go in and come out as stored (hex),
 and a candidate is a light `FactKey` or `MessageKey` until the fusion has chosen the few
@@ -12,7 +12,6 @@ hits whose full rows are read (`hit_rows`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
@@ -28,7 +27,6 @@ from sqlalchemy import (
 
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.communities import communities_of as community_members_of
-from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.facts import rows_statement as facts_statement
 from apexmem.readmodels.fulltext import (
@@ -39,7 +37,8 @@ from apexmem.readmodels.fulltext import (
     rank,
     windows,
 )
-from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time, stored_times
+from apexmem.readmodels.moment import EVERY_FACT, NOW, Lens, Moment
+from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.tables import UtcMicros, episodes, facts, messages, retrievals
 
@@ -174,27 +173,16 @@ def ranked_facts(
     connection: Connection,
     terms: Sequence[str],
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
-    edge_types: Sequence[str] = (),
+    lens: Lens = EVERY_FACT,
     size: int = 20,
-    fading: Fading | None = None,
 ) -> list[tuple[FactKey, float]]:
-    """Believed facts whose sentence holds any of `terms`, by BM25 (best first), with it
-    (not faded ones, when `fading` is given).
+    """Facts `lens` sees whose sentence holds any of `terms`, by BM25 (best first), with it.
 
     Within `RANKED_ROWS`: the rarest of the words decide (see there).
     """
 
     def visible(ids: list[str]) -> dict[str, FactKey]:
-        return visible_facts(
-            connection,
-            ids,
-            valid_at=valid_at,
-            known_at=known_at,
-            edge_types=edge_types,
-            fading=fading,
-        )
+        return visible_facts(connection, ids, lens=lens)
 
     return _paged(connection, "facts", terms, size, visible)
 
@@ -203,14 +191,14 @@ def ranked_messages(
     connection: Connection,
     terms: Sequence[str],
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
+    moment: Moment = NOW,
     size: int = 20,
 ) -> list[tuple[MessageKey, float]]:
-    """Messages holding any of `terms`, by BM25 (best first), with it (within `RANKED_ROWS`)."""
+    """Messages of `moment` holding any of `terms`, by BM25 (best first), with it (within
+    `RANKED_ROWS`)."""
 
     def visible(ids: list[str]) -> dict[str, MessageKey]:
-        return visible_messages(connection, ids, valid_at=valid_at, known_at=known_at)
+        return visible_messages(connection, ids, moment=moment)
 
     return _paged(connection, "messages", terms, size, visible)
 
@@ -229,19 +217,13 @@ def visible_facts(
     connection: Connection,
     ids: Iterable[str],
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
-    edge_types: Sequence[str] = (),
-    fading: Fading | None = None,
+    lens: Lens = EVERY_FACT,
 ) -> dict[str, FactKey]:
-    """The fact versions among `ids` (hex) believed, known and valid at the times asked (and
-    not faded, when `fading` is given)."""
+    """The fact versions among `ids` (hex) that `lens` sees."""
     wanted = list(dict.fromkeys(ids))
     found: dict[str, FactKey] = {}
-    params: dict[str, Any] = {**stored_times(valid_at, known_at), "edge_types": list(edge_types)}
-    if fading is not None:
-        params.update(fading.params())
-    shape = (valid_at is not None, known_at is not None, bool(edge_types), fading is not None)
+    params = lens.params()
+    shape = lens.shape()
     for i in range(0, len(wanted), _CHUNK):
         params["ids"] = wanted[i : i + _CHUNK]
         found.update((r[0], FactKey(*r)) for r in _VISIBLE_FACTS.rows(connection, params, *shape))
@@ -268,14 +250,14 @@ def visible_messages(
     connection: Connection,
     ids: Iterable[str],
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
+    moment: Moment = NOW,
 ) -> dict[str, MessageKey]:
-    """The messages among `ids` (hex) said by `valid_at` and recorded by `known_at` (when given)."""
+    """The messages among `ids` (hex) said by the moment's `valid_at` and recorded by its
+    `known_at` (when given)."""
     wanted = list(dict.fromkeys(ids))
     found: dict[str, MessageKey] = {}
-    params: dict[str, Any] = stored_times(valid_at, known_at)
-    shape = (valid_at is not None, known_at is not None)
+    params: dict[str, Any] = moment.stored()
+    shape = (moment.valid_at is not None, moment.known_at is not None)
     for i in range(0, len(wanted), _CHUNK):
         params["ids"] = wanted[i : i + _CHUNK]
         for row in _VISIBLE_MESSAGES.rows(connection, params, *shape):
@@ -303,23 +285,17 @@ def edge_structure(
     connection: Connection,
     ids: Sequence[UUID],
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
-    edge_types: Sequence[str] = (),
-    fading: Fading | None = None,
+    lens: Lens = EVERY_FACT,
 ) -> dict[UUID, tuple[int, int]]:
-    """(degree, distinct edge types) of each entity over the believed edges in play (faded
-    ones left out when `fading` is given).
+    """(degree, distinct edge types) of each entity over the edges `lens` sees.
 
     Counted in SQL, per end and edge type (an edge from an entity to itself cannot exist).
     """
     wanted = {e.hex: e for e in ids}
     degree: dict[str, int] = dict.fromkeys(wanted, 0)
     kinds: dict[str, set[str]] = {e: set() for e in wanted}
-    params: dict[str, Any] = {**stored_times(valid_at, known_at), "edge_types": list(edge_types)}
-    if fading is not None:
-        params.update(fading.params())
-    shape = (valid_at is not None, known_at is not None, bool(edge_types), fading is not None)
+    params = lens.params()
+    shape = lens.shape()
     listed = list(wanted)
     for end in ("subject_id", "object_id"):
         for i in range(0, len(listed), _CHUNK):

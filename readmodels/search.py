@@ -34,7 +34,6 @@ from sqlalchemy import (
 )
 
 from apexmem.domain.search_text import search_terms
-from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.entities import archived_then
 from apexmem.readmodels.facts import believed, fact_states
 from apexmem.readmodels.fulltext import (
@@ -47,6 +46,7 @@ from apexmem.readmodels.fulltext import (
     rank,
     windows,
 )
+from apexmem.readmodels.moment import EVERY_FACT, Lens
 from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time
 from apexmem.readmodels.rows import EntityHit, FactHit, MessageHit
 from apexmem.readmodels.tables import entities, facts, messages, stored_micros
@@ -254,22 +254,15 @@ def search_facts(
     connection: Connection,
     query: str,
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
-    edge_types: Sequence[str] = (),
+    lens: Lens = EVERY_FACT,
     limit: int = 20,
-    fading: Fading | None = None,
 ) -> list[FactHit]:
-    """Believed fact versions whose sentence holds every word of `query`.
-
-    The time axes are those of `facts_of`: valid at `valid_at` (open-ended when None),
-    in the state the store held at `known_at` (now when None). Faded versions are left
-    out when `fading` is given.
-    """
+    """Fact versions `lens` sees (as `facts_of` does) whose sentence holds every word of
+    `query`."""
     terms = search_terms(query)
     if not terms or limit <= 0:
         return []
-    where = believed(valid_at, known_at, edge_types, fading)
+    where = believed(lens.valid_at, lens.known_at, lens.edge_types, lens.fading)
     joined = facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id)
     statement = _candidates(facts_fts, facts.c.position, joined=joined, where=where)
     statement = statement.add_columns(facts.c.fact_id)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
@@ -17,10 +16,11 @@ from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, or_,
 
 from apexmem.domain.recall.activation import Edge
 from apexmem.events.timeutil import from_micros
-from apexmem.readmodels.decay import ConfidenceNow, Fading
+from apexmem.readmodels.decay import ConfidenceNow
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.facts import facts_of, prepared_believed
-from apexmem.readmodels.prepared import Prepared, as_stored, stored_times
+from apexmem.readmodels.moment import EVERY_FACT, Lens
+from apexmem.readmodels.prepared import Prepared, as_stored
 from apexmem.readmodels.rows import Reached, Subgraph
 from apexmem.readmodels.strongest import (
     MAX_ENTITIES,
@@ -53,27 +53,15 @@ def traverse_from(
     start: Sequence[UUID],
     *,
     max_hops: int = 2,
-    edge_types: Sequence[str] = (),
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
-    fading: Fading | None = None,
+    lens: Lens = EVERY_FACT,
 ) -> Subgraph:
-    """Entities within `max_hops` of `start` over edges of `edge_types` (all when empty),
-    faded ones left out when `fading` is given."""
+    """Entities within `max_hops` of `start` over the edges `lens` sees."""
     depth: dict[UUID, int] = dict.fromkeys(start, 0)
     frontier = list(depth)
     for hop in range(max_hops):
         if not frontier:
             break
-        edges = facts_of(
-            connection,
-            frontier[:MAX_FRONTIER],
-            valid_at=valid_at,
-            known_at=known_at,
-            edge_types=edge_types,
-            edges_only=True,
-            fading=fading,
-        )
+        edges = facts_of(connection, frontier[:MAX_FRONTIER], lens=lens, edges_only=True)
         frontier = []
         for edge in edges:
             for node in (edge.subject_id, edge.object_id):
@@ -84,15 +72,7 @@ def traverse_from(
     inside = set(visited)
     edges = [
         e
-        for e in facts_of(
-            connection,
-            visited,
-            valid_at=valid_at,
-            known_at=known_at,
-            edge_types=edge_types,
-            edges_only=True,
-            fading=fading,
-        )
+        for e in facts_of(connection, visited, lens=lens, edges_only=True)
         if e.subject_id in inside and e.object_id in inside
     ]
     names = names_of(connection, visited)
@@ -109,15 +89,12 @@ def activation_edges(
     connection: Connection,
     ids: Sequence[str],
     *,
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
-    edge_types: Sequence[str] = (),
-    fading: Fading | None = None,
+    lens: Lens = EVERY_FACT,
     confidence_now: ConfidenceNow | None = None,
 ) -> list[Edge[str]]:
-    """The believed edges touching `ids`, as spreading activation weighs them (ids as stored:
-    hex, converted by no one: a spread walks thousands of them); faded ones left out when
-    `fading` is given; confidences decayed by `confidence_now` when given."""
+    """The edges `lens` sees touching `ids`, as spreading activation weighs them (ids as
+    stored: hex, converted by no one: a spread walks thousands of them); confidences
+    decayed by `confidence_now` when given."""
     now = confidence_now if confidence_now is not None else _as_stored
     return [
         Edge(
@@ -129,14 +106,7 @@ def activation_edges(
             retrieval_count=w.retrievals,
             valid_from=from_micros(w.valid_from),
         )
-        for w in _walk(
-            connection,
-            list(ids),
-            valid_at=valid_at,
-            known_at=known_at,
-            edge_types=edge_types,
-            fading=fading,
-        )
+        for w in _Reader(connection, lens).walk(list(ids))
     ]
 
 
@@ -205,23 +175,12 @@ _WALK: Final = Prepared(_walk_statement)
 class _Reader:
     """The walk's statements, with the state and the edge types one expansion asks for."""
 
-    def __init__(
-        self,
-        connection: Connection,
-        *,
-        valid_at: datetime | None,
-        known_at: datetime | None,
-        edge_types: Sequence[str],
-        fading: Fading | None,
-    ) -> None:
+    def __init__(self, connection: Connection, lens: Lens) -> None:
         self.connection = connection
-        self.params: dict[str, Any] = {
-            **stored_times(valid_at, known_at),
-            "edge_types": list(edge_types),
-            **(fading.params() if fading is not None else {}),
-        }
-        self.current = known_at is None
-        self.shape = (valid_at is not None, bool(edge_types), fading is not None)
+        self.params: dict[str, Any] = lens.params()
+        valid, known, typed, fading = lens.shape()
+        self.current = not known
+        self.shape = (valid, typed, fading)
 
     def walk(self, ids: list[str]) -> list[Walked]:
         """Every believed edge touching `ids`."""
@@ -243,21 +202,6 @@ class _Reader:
         return [Walked(*row) for row in rows]
 
 
-def _walk(
-    connection: Connection,
-    ids: list[str],
-    *,
-    valid_at: datetime | None,
-    known_at: datetime | None,
-    edge_types: Sequence[str],
-    fading: Fading | None = None,
-) -> list[Walked]:
-    reader = _Reader(
-        connection, valid_at=valid_at, known_at=known_at, edge_types=edge_types, fading=fading
-    )
-    return reader.walk(ids)
-
-
 EdgeScore = Callable[[Walked, int, float], float]
 """The score of an edge reached `hop` hops from a seed matched with `match` (the arguments)."""
 
@@ -270,12 +214,9 @@ def expand(
     keep: int,
     ceiling: float = math.inf,
     max_hops: int = 2,
-    edge_types: Sequence[str] = (),
-    valid_at: datetime | None = None,
-    known_at: datetime | None = None,
+    lens: Lens = EVERY_FACT,
     frontier_limit: int = MAX_FRONTIER,
     out_of_time: Callable[[], bool] = lambda: False,
-    fading: Fading | None = None,
     evolved: bool = False,
 ) -> Expansion:
     """Breadth-first from every seed at once: the best `keep` edges by `score`.
@@ -287,7 +228,7 @@ def expand(
     is the most `score` multiplies `match / (1 + hop)` by, so an entity whose bound is
     below the `keep`-th score found is not walked (nor anything beyond it). Rows
     stay as stored, so a caller converts only the few it keeps. `out_of_time` is asked
-    before each hop. Faded edges are not walked when `fading` is given.
+    before each hop. Only the edges `lens` sees are walked.
 
     `evolved` says that `score` is at most `match / (1 + hop) * min(1, confidence) *
     ceiling` for an edge without a retrieval count (the recall's composite score). Then
@@ -296,9 +237,7 @@ def expand(
     best `keep`: the same edges are kept, but `reached` holds only the last hop's entities
     reached over the edges read.
     """
-    reader = _Reader(
-        connection, valid_at=valid_at, known_at=known_at, edge_types=edge_types, fading=fading
-    )
+    reader = _Reader(connection, lens)
     reached = {s.hex: (0, match, s.hex) for s, match in seeds.items()}
     frontier = sorted(reached, key=lambda s: (-reached[s][1], s))
     state = _State(reached=reached, keep=keep, ceiling=ceiling, score=score)

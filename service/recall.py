@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from functools import partial
 from time import monotonic
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal
 from uuid import UUID
 
 import msgspec
@@ -40,11 +40,11 @@ from apexmem.domain.recall import (
 from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
 from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms
 from apexmem.domain.settings import Settings
-from apexmem.events.errors import ValidationError
-from apexmem.events.timeutil import EPOCH, from_micros, to_micros
+from apexmem.events.timeutil import from_micros, to_micros
 from apexmem.projections.vectors import Kind
 from apexmem.readmodels import ReadModelStore, names_of
 from apexmem.readmodels.decay import ConfidenceNow, Fading, fading_at
+from apexmem.readmodels.moment import Lens
 from apexmem.readmodels.prepared import id_of
 from apexmem.readmodels.recall import (
     FactKey,
@@ -62,20 +62,17 @@ from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.search import matching_entities, visible_entities
 from apexmem.readmodels.store import time_limited
 from apexmem.readmodels.traverse import Walked, activation_edges, expand
-from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
+from apexmem.service.nearest import Rounds, nearest_shown
+from apexmem.service.recall_query import RecallQuery
 from apexmem.service.recalled import Provenance, Recall, RecallHit
 from apexmem.service.similarity import Similarity
 
-__all__ = ["MODES", "Recaller"]
+__all__ = ["Recaller"]
 
-K = TypeVar("K")
-T = TypeVar("T")
-
-MODES: Final = ("bfs", "activation")
 _VECTOR_ROUNDS: Final = 2
-"""Questions to the vector index a list asks at most (the nearest 3x, then 12x the pool):
-past the items told since a recent moment, and bounded for an old one (a third round, 48x,
-cost as-of recalls at 10,000 facts 2 ms at p50)."""
+"""Questions to the vector index a list asks at most (the facts' nearest 3x, then 12x
+the pool): past the items told since a recent moment, and bounded for an old one (full
+text and the graph find the rest)."""
 _FRONTIER: Final = 20
 """Entities a recall's BFS expands per hop at most (the strongest): an edge two hops out
 scores a third of one at the seed, and a hub's neighbours would otherwise cost thousands
@@ -99,66 +96,36 @@ class Recaller:
     ) -> None:
         self._store = store
         self._similarity = similarity
-        self._settings = settings
+        self.settings = settings
+        """What `RecallQuery.of` takes the defaults from."""
         self._clock = clock
 
-    def recall(
-        self,
-        query: str,
-        *,
-        limit: int | None = None,
-        max_hops: int | None = None,
-        edge_types: Sequence[str] | None = None,
-        mode: str | None = None,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
-        include_faded: bool = False,
-    ) -> Recall:
+    def recall(self, query: RecallQuery) -> Recall:
         """The facts and messages that best answer `query` (see the module docstring).
 
-        Faded facts (decayed confidence under 0.1, measured at `known_at`, else now) are
-        left out unless `include_faded`.
+        Faded facts (decayed confidence under 0.1, measured at the moment's `known_at`,
+        else now) are left out unless `query.include_faded`.
         """
-        checked_text("query", query)
-        graph = self._settings.memory.graph
-        activation = graph.spreading_activation
-        chosen_mode = _mode(mode, "activation" if activation.enabled else "bfs")
-        size = graph.recall_limit if limit is None else checked_count("limit", limit)
-        # Each walk has its own setting: SYNAPSE's spreads further (3) than the BFS (2).
-        walk_hops = activation.max_hops if chosen_mode == "activation" else graph.max_hops
-        hops = walk_hops if max_hops is None else checked_count("max_hops", max_hops)
-        explicit = (
-            None
-            if edge_types is None
-            else list(dict.fromkeys(checked_edge_types("edge_types", edge_types)))
-        )
-        terms = content_terms(query)
-        if not terms or size == 0:
-            return Recall(hits=[], edge_types=list(explicit or []))
-        walked = explicit if explicit is not None else classify_edge_types(query)
+        terms = content_terms(query.text)
+        if not terms or query.limit == 0:
+            return Recall(hits=[], edge_types=list(query.edge_types or ()))
+        activation = self.settings.memory.graph.spreading_activation
         budget = max(activation.recall_timeout_ms, 0) or _MIN_TIMEOUT_MS
-        run = _Run(
-            size=size,
-            pool=max(size, self._settings.memory.recall.candidates),
-            terms=terms,
-            valid_at=valid_at,
-            known_at=known_at,
-            explicit=explicit or [],
-            walked=walked,
-            deadline=math.inf,  # set once the fixed costs before the search are paid
-            weights=self._weights(),
-        )
-        vector = self._embed(query)  # the first one in a process loads the model
+        vector = self._embed(query.text)  # the first one in a process loads the model
         with self._store.read() as connection:
             decay = fading_at(
                 connection,
                 now=self._clock(),
-                known_at=known_at,
-                default=self._settings.memory.graph.default_decay_rate,
+                known_at=query.moment.known_at,
+                default=self.settings.memory.graph.default_decay_rate,
             )
-            run.confidence_now = ConfidenceNow(decay)
-            if not include_faded:
-                run.fading = decay
+            run = _Run(
+                query,
+                terms=terms,
+                pool=max(query.limit, self.settings.memory.recall.candidates),
+                decay=decay,
+                weights=self._weights(),
+            )
             if vector is not None:  # a missing or stale index is built outside the budget
                 assert self._similarity is not None
                 self._similarity.index.sync(connection)
@@ -169,14 +136,14 @@ class Recaller:
                     self._vectors(connection, run, vector)
                 if not run.out_of_time():
                     seeds = self._seeds(connection, run, vector)
-                    if chosen_mode == "bfs":
-                        self._bfs(connection, run, seeds, hops)
+                    if query.mode == "bfs":
+                        self._bfs(connection, run, seeds, query.max_hops)
                     else:
-                        self._activation(connection, run, seeds, hops)
+                        self._activation(connection, run, seeds, query.max_hops)
             return run.result(connection)
 
     def _weights(self) -> dict[str, float]:
-        chosen = self._settings.memory.recall
+        chosen = self.settings.memory.recall
         return {
             "full text": chosen.full_text_weight,
             "vector": chosen.vector_weight,
@@ -191,19 +158,11 @@ class Recaller:
 
     def _full_text(self, connection: Connection, run: _Run) -> None:
         found: list[tuple[float, _Key]] = []
-        for fact, score in ranked_facts(
-            connection,
-            run.terms,
-            valid_at=run.valid_at,
-            known_at=run.known_at,
-            edge_types=run.explicit,
-            size=run.pool,
-            fading=run.fading,
-        ):
+        for fact, score in ranked_facts(connection, run.terms, lens=run.lens, size=run.pool):
             run.facts[fact.fact_id] = fact
             found.append((score, ("fact", fact.fact_id)))
         for message, score in ranked_messages(
-            connection, run.terms, valid_at=run.valid_at, known_at=run.known_at, size=run.pool
+            connection, run.terms, moment=run.lens.moment, size=run.pool
         ):
             run.messages[message.message_id] = message
             found.append((score, ("message", message.message_id)))
@@ -216,27 +175,24 @@ class Recaller:
         def nearest(kind: Kind, wanted: int) -> list[tuple[str, float]]:
             return index.nearest_keys(kind, vector, wanted, connection=connection, sync=False)
 
-        def shown_facts(ids: list[str]) -> dict[str, FactKey]:
-            return visible_facts(
-                connection,
-                ids,
-                valid_at=run.valid_at,
-                known_at=run.known_at,
-                edge_types=run.explicit,
-                fading=run.fading,
-            )
+        def shown_facts(near: list[tuple[str, float]]) -> dict[str, FactKey]:
+            return visible_facts(connection, [i for i, _ in near], lens=run.lens)
 
-        def shown_messages(ids: list[str]) -> dict[str, MessageKey]:
-            return visible_messages(connection, ids, valid_at=run.valid_at, known_at=run.known_at)
+        def shown_messages(near: list[tuple[str, float]]) -> dict[str, MessageKey]:
+            return visible_messages(connection, [i for i, _ in near], moment=run.lens.moment)
 
-        # Superseded and retracted versions are in the index too, and items told after
-        # `known_at`: ask for more than needed, and more again while too few can be shown.
         pool = run.pool
-        near_facts, facts = _nearest_shown(
-            run, partial(nearest, "fact"), shown_facts, first=pool * 3, enough=pool
+        near_facts, facts = nearest_shown(
+            partial(nearest, "fact"),
+            shown_facts,
+            Rounds(first=pool * 3, enough=pool, rounds=_VECTOR_ROUNDS),
+            out_of_time=run.out_of_time,
         )
-        near_messages, messages = _nearest_shown(
-            run, partial(nearest, "message"), shown_messages, first=pool, enough=pool
+        near_messages, messages = nearest_shown(
+            partial(nearest, "message"),
+            shown_messages,
+            Rounds(first=pool, enough=pool, rounds=_VECTOR_ROUNDS),
+            out_of_time=run.out_of_time,
         )
         run.facts.update(facts)
         run.messages.update(messages)
@@ -251,7 +207,8 @@ class Recaller:
         # Every content word (the reference looks up the first five): a name told late in a
         # long question ("... everywhere today Alice") seeds too; rarer words go first.
         words = run.terms
-        for hit in matching_entities(connection, words, known_at=run.known_at, limit=run.size * 3):
+        known_at = run.lens.known_at
+        for hit in matching_entities(connection, words, known_at=known_at, limit=run.size * 3):
             matches[hit.entity_id] = hit.score
             run.seed_names[hit.entity_id] = (hit.name, hit.entity_type)
         if not matches and vector is not None and self._similarity is not None:
@@ -260,10 +217,15 @@ class Recaller:
             def nearest(wanted: int) -> list[tuple[UUID, float]]:
                 return index.nearest("entity", vector, wanted, connection=connection, sync=False)
 
-            def shown(ids: list[UUID]) -> dict[UUID, UUID]:
-                return visible_entities(connection, ids, known_at=run.known_at)
+            def shown(near: list[tuple[UUID, float]]) -> dict[UUID, UUID]:
+                return visible_entities(connection, [i for i, _ in near], known_at=known_at)
 
-            near, roots = _nearest_shown(run, nearest, shown, first=run.size, enough=run.size)
+            near, roots = nearest_shown(
+                nearest,
+                shown,
+                Rounds(first=run.size, enough=run.size, rounds=_VECTOR_ROUNDS),
+                out_of_time=run.out_of_time,
+            )
             for entity, score in near:
                 if entity in roots and (roots[entity] in matches or len(matches) < run.size):
                     root = roots[entity]
@@ -273,15 +235,8 @@ class Recaller:
         # Structure weighs 0.4 against the match's 0.6: only the best matches can be seeds.
         best = sorted(matches, key=lambda e: (-matches[e], e))[: run.size * 3]
         matches = {e: matches[e] for e in best}
-        structure = edge_structure(
-            connection,
-            list(matches),
-            valid_at=run.valid_at,
-            known_at=run.known_at,
-            edge_types=run.walked,
-            fading=run.fading,
-        )
-        chosen = self._settings.memory.graph.spreading_activation
+        structure = edge_structure(connection, list(matches), lens=run.walk_lens)
+        chosen = self.settings.memory.graph.spreading_activation
         seeds = hybrid_seeds(
             matches,
             structural_scores(structure),
@@ -297,8 +252,8 @@ class Recaller:
         return seeds
 
     def _bfs(self, connection: Connection, run: _Run, seeds: dict[UUID, float], hops: int) -> None:
-        rate = self._settings.memory.graph.temporal_decay_rate
-        now = run.valid_at or self._clock()
+        rate = self.settings.memory.graph.temporal_decay_rate
+        now = run.lens.valid_at or self._clock()
 
         confidence_now = run.confidence_now
 
@@ -325,12 +280,9 @@ class Recaller:
             keep=run.pool,
             ceiling=ceiling,
             max_hops=hops,
-            edge_types=run.walked,
-            valid_at=run.valid_at,
-            known_at=run.known_at,
+            lens=run.walk_lens,
             frontier_limit=_FRONTIER,
             out_of_time=run.out_of_time,
-            fading=run.fading,
             evolved=True,  # the composite score: match / (1 + hop) * evolved weight * ...
         )
         run.cut_short |= expansion.cut_short
@@ -350,23 +302,17 @@ class Recaller:
     ) -> None:
         def edges_of(ids: Sequence[str]) -> list[Edge[str]]:
             return activation_edges(
-                connection,
-                ids,
-                valid_at=run.valid_at,
-                known_at=run.known_at,
-                edge_types=run.walked,
-                fading=run.fading,
-                confidence_now=run.confidence_now,
+                connection, ids, lens=run.walk_lens, confidence_now=run.confidence_now
             )
 
         params = msgspec.structs.replace(
-            ActivationParams.of(self._settings.memory.graph), max_hops=hops
+            ActivationParams.of(self.settings.memory.graph), max_hops=hops
         )
         result = spread(
             {seed.hex: score for seed, score in seeds.items()},
             edges_of,
             params,
-            now=run.valid_at or self._clock(),
+            now=run.lens.valid_at or self._clock(),
             edge_types=run.walked,
             out_of_time=run.out_of_time,
         )
@@ -374,11 +320,7 @@ class Recaller:
         found: list[tuple[float, _Key]] = []
         kept = result.facts[: run.pool]  # strongest first
         rows = visible_facts(
-            connection,
-            [edge.edge_id for edge, _ in kept],
-            valid_at=run.valid_at,
-            known_at=run.known_at,
-            fading=run.fading,
+            connection, [edge.edge_id for edge, _ in kept], lens=run.lens.typed(())
         )
         for edge, activation in kept:
             run.facts.setdefault(edge.edge_id, rows[edge.edge_id])
@@ -389,34 +331,31 @@ class Recaller:
 
 
 class _Run:
-    """One recall's working state: its arguments, the items found and the ranked lists."""
+    """One recall's working state: its query, the items found and the ranked lists."""
 
     def __init__(
         self,
+        query: RecallQuery,
         *,
-        size: int,
-        pool: int,
         terms: list[str],
-        valid_at: datetime | None,
-        known_at: datetime | None,
-        explicit: list[str],
-        walked: list[str],
-        deadline: float,
+        pool: int,
+        decay: Fading,
         weights: dict[str, float],
     ) -> None:
-        self.size = size
+        self.size = query.limit
         self.weights = weights
         self.pool = pool
         self.terms = terms
-        self.valid_at = valid_at
-        self.known_at = known_at
-        self.explicit = explicit
-        self.walked = walked
-        self.deadline = deadline
+        explicit = query.edge_types
+        self.walked = list(explicit) if explicit is not None else classify_edge_types(query.text)
+        fading = None if query.include_faded else decay
+        self.lens = Lens(moment=query.moment, edge_types=explicit or (), fading=fading)
+        """What every fact returned must be (of the types asked for, when asked)."""
+        self.walk_lens = self.lens.typed(tuple(self.walked))
+        """What the graph walks (the types asked for, else those the router picked)."""
+        self.deadline = math.inf  # set once the fixed costs before the search are paid
         self.cut_short = False
-        self.fading: Fading | None = None
-        """When and how fast facts decay, for leaving faded ones out (None: keep them)."""
-        self.confidence_now: ConfidenceNow = ConfidenceNow(Fading(at=EPOCH, rates={}))
+        self.confidence_now = ConfidenceNow(decay)
         """Facts' confidence decayed to the moment asked about (what scores them)."""
         self.facts: dict[str, FactKey] = {}
         self.messages: dict[str, MessageKey] = {}
@@ -546,32 +485,3 @@ class _Run:
             ),
             message=m,
         )
-
-
-def _nearest_shown(
-    run: _Run,
-    nearest: Callable[[int], list[tuple[K, float]]],
-    shown: Callable[[list[K]], dict[K, T]],
-    first: int,
-    enough: int,
-) -> tuple[list[tuple[K, float]], dict[K, T]]:
-    """The nearest items (`first` of them, then four times more) and those of them the
-    recall can show, until `enough` can be or the index has no more. The rounds are
-    bounded (`_VECTOR_ROUNDS`): asked about a moment long past, most of a large index was
-    told since, and full text and the graph find the rest."""
-    wanted = first
-    for _ in range(_VECTOR_ROUNDS):
-        near = nearest(wanted)
-        kept = shown([i for i, _ in near])
-        if len(kept) >= enough or len(near) < wanted or run.out_of_time():
-            break
-        wanted *= 4
-    return near, kept
-
-
-def _mode(value: str | None, default: str) -> str:
-    if value is None:
-        return default
-    if value not in MODES:
-        raise ValidationError("mode", value, f"is not one of {', '.join(MODES)}")
-    return value

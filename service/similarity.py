@@ -15,7 +15,8 @@ from apexmem.domain.settings import Settings
 from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
 from apexmem.projections.vectors import KINDS, Kind
-from apexmem.readmodels.recall import visible_facts
+from apexmem.readmodels.moment import NOW, Lens, Moment
+from apexmem.readmodels.recall import visible_facts, visible_messages
 from apexmem.readmodels.search import visible_entities
 from apexmem.readmodels.store import ReadModelStore
 from apexmem.readmodels.vector_index import VectorIndex
@@ -29,6 +30,7 @@ from apexmem.readmodels.vectors import (
 from apexmem.replay.runner import CatchUp, Progress, Runner
 from apexmem.service.arguments import checked_count, checked_text
 from apexmem.service.logs import get_logger
+from apexmem.service.nearest import Rounds, nearest_shown
 
 __all__ = ["Similar", "Similarity"]
 
@@ -123,11 +125,12 @@ class Similarity:
         self.runner.forget()
         self.index.forget()
 
-    def similar(self, text: str, *, kind: str, k: int) -> list[Similar]:
-        """The `k` current items of `kind` nearest to `text` by the FAISS index.
+    def similar(self, text: str, *, kind: str, k: int, moment: Moment = NOW) -> list[Similar]:
+        """The `k` items of `kind` current at `moment` nearest to `text` by the FAISS index.
 
-        Current: a fact version believed now (not superseded, ended or withdrawn); an
-        entity not archived, an entity merged away counting as the one it was merged into.
+        Current: a fact version believed then (not superseded, ended or withdrawn); an
+        entity known and not archived, an entity merged away counting as the one it was
+        merged into; a message recorded (and said) by then.
         """
         chosen, size = _kind(kind), checked_count("k", k)
         query = self.embedder.embed([checked_text("text", text)])[0]
@@ -137,7 +140,7 @@ class Similarity:
             def nearest(wanted: int) -> list[tuple[UUID, float]]:
                 return self.index.nearest(chosen, query, wanted, connection=connection, sync=False)
 
-            return _current_nearest(connection, chosen, size, nearest)
+            return _current_nearest(connection, chosen, size, nearest, moment)
 
     def similar_exact(self, text: str, *, kind: str, k: int) -> list[Similar]:
         """The same question answered by scanning every SQL vector (for comparison)."""
@@ -149,7 +152,7 @@ class Similarity:
             def nearest(wanted: int) -> list[tuple[UUID, float]]:
                 return brute_force(connection, chosen, query, wanted, model=model)
 
-            return _current_nearest(connection, chosen, size, nearest)
+            return _current_nearest(connection, chosen, size, nearest, NOW)
 
     def close(self) -> None:
         """Save the index file if it moved since it was loaded or last saved."""
@@ -172,31 +175,36 @@ def _current_nearest(
     kind: Kind,
     k: int,
     nearest: Callable[[int], list[tuple[UUID, float]]],
+    moment: Moment,
 ) -> list[Similar]:
-    """The `k` best of `nearest` that are current, asking it for twice as many as are still
-    wanted until `k` are found or it has no more: stale items are in the index too."""
-    wanted = 2 * k
-    while True:
-        found = nearest(wanted)
-        kept = _current(connection, kind, found)
-        if len(kept) >= k or len(found) < wanted:
-            return kept[:k]
-        wanted *= 2
+    """The `k` best of `nearest` that are current at `moment`, asking it for twice as many,
+    then twice more, until `k` are found or it has no more: stale items are in the index too."""
+
+    def current(found: list[tuple[UUID, float]]) -> list[Similar]:
+        return _current(connection, kind, found, moment)
+
+    _, kept = nearest_shown(nearest, current, Rounds(first=2 * k, enough=k, growth=2))
+    return kept[:k]
 
 
-def _current(connection: Connection, kind: Kind, found: list[tuple[UUID, float]]) -> list[Similar]:
-    """The current items of `found`, best first: an entity merged away as the entity it was
-    merged into (once, at its best score)."""
+def _current(
+    connection: Connection, kind: Kind, found: list[tuple[UUID, float]], moment: Moment
+) -> list[Similar]:
+    """The items of `found` current at `moment`, best first: an entity merged away as the
+    entity it was merged into (once, at its best score)."""
     if kind == "fact":
-        believed = visible_facts(connection, [i.hex for i, _ in found])
+        believed = visible_facts(connection, [i.hex for i, _ in found], lens=Lens(moment=moment))
         return [Similar(kind=kind, item_id=i, score=s) for i, s in found if i.hex in believed]
     if kind == "entity":
-        roots = visible_entities(connection, [i for i, _ in found])
+        roots = visible_entities(connection, [i for i, _ in found], known_at=moment.known_at)
         best: dict[UUID, float] = {}
         for i, s in found:
             if i in roots and roots[i] not in best:
                 best[roots[i]] = s
         return [Similar(kind=kind, item_id=i, score=s) for i, s in best.items()]
+    if moment != NOW:  # every message in the index exists now
+        said = visible_messages(connection, [i.hex for i, _ in found], moment=moment)
+        return [Similar(kind=kind, item_id=i, score=s) for i, s in found if i.hex in said]
     return [Similar(kind=kind, item_id=i, score=s) for i, s in found]
 
 

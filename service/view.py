@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from apexmem.domain.names import normalize_relation
 from apexmem.domain.ontology import Ontology
 from apexmem.domain.times import parse_time
-from apexmem.events.errors import ValidationError
+from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.events.timeutil import require_aware
 from apexmem.readmodels import (
     EntityHit,
@@ -43,10 +43,15 @@ from apexmem.readmodels import (
     search_messages,
     traverse_from,
 )
-from apexmem.readmodels.decay import Fading, fading_at
+from apexmem.readmodels.decay import fading_at
+from apexmem.readmodels.moment import NOW, Lens, Moment
 from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
+from apexmem.service.recall import Recaller
+from apexmem.service.recall_query import RecallQuery
+from apexmem.service.recalled import Recall
+from apexmem.service.similarity import Similar, Similarity
 
-__all__ = ["UNSET", "TimeArg", "View", "as_time"]
+__all__ = ["UNSET", "TimeArg", "View", "as_time", "moment_of"]
 
 TimeArg = datetime | str | None
 """A time: an aware datetime, or text in a form `parse_time` accepts."""
@@ -74,6 +79,14 @@ def as_time(field: str, value: TimeArg) -> datetime | None:
     return require_aware(field, value)
 
 
+def moment_of(*, valid_at: TimeArg, known_at: TimeArg) -> Moment:
+    """The moment of two times (each checked as `as_time` does; NOW when both are None)."""
+    valid, known = as_time("valid_at", valid_at), as_time("known_at", known_at)
+    if valid is None and known is None:
+        return NOW
+    return Moment(valid_at=valid, known_at=known)
+
+
 class View:
     """What the memory says, as known at `known_at` (now when None), valid at `valid_at`.
 
@@ -92,6 +105,8 @@ class View:
         history_limit: int = 100,
         clock: Callable[[], datetime] | None = None,
         default_decay_rate: float = 0.01,
+        recaller: Recaller | None = None,
+        similarity: Similarity | None = None,
     ) -> None:
         self._store = store
         self._ready = ready
@@ -99,22 +114,80 @@ class View:
         self._history_limit = history_limit
         self._clock = clock if clock is not None else (lambda: datetime.now(UTC))
         self._default_decay_rate = default_decay_rate
+        self._view_recaller = recaller
+        self._view_similarity = similarity
         self.known_at = as_time("known_at", known_at)
         self.valid_at = as_time("valid_at", valid_at)
+
+    @property
+    def moment(self) -> Moment:
+        """The view's state: known at `known_at`, valid at `valid_at`."""
+        return moment_of(valid_at=self.valid_at, known_at=self.known_at)
 
     def _valid(self, value: TimeArg | _Unset) -> datetime | None:
         return self.valid_at if isinstance(value, _Unset) else as_time("valid_at", value)
 
-    def _fading(self, connection: Connection, include_faded: bool) -> Fading | None:
-        """How faded facts are left out (None: they are kept)."""
-        if include_faded:
-            return None
-        return fading_at(
-            connection,
-            now=self._clock(),
-            known_at=self.known_at,
-            default=self._default_decay_rate,
+    def _lens(
+        self,
+        connection: Connection,
+        valid_at: datetime | None,
+        *,
+        edge_types: Sequence[str] = (),
+        include_faded: bool = False,
+    ) -> Lens:
+        """The facts a query sees: valid at `valid_at`, known at the view's `known_at`, of
+        `edge_types`, faded ones left out unless asked."""
+        fading = None
+        if not include_faded:
+            fading = fading_at(
+                connection,
+                now=self._clock(),
+                known_at=self.known_at,
+                default=self._default_decay_rate,
+            )
+        return Lens(
+            moment=Moment(valid_at=valid_at, known_at=self.known_at),
+            edge_types=tuple(edge_types),
+            fading=fading,
         )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        max_hops: int | None = None,
+        edge_types: Sequence[str] | None = None,
+        mode: str | None = None,
+        include_faded: bool = False,
+    ) -> Recall:
+        """The facts and messages that best answer `query`, inside the view's state.
+
+        As `Memory.recall` with the view's `known_at` and `valid_at`; a view records no
+        usage (it is read-only).
+        """
+        if self._view_recaller is None:
+            raise ApexmemError("this view cannot recall: take one from Memory.as_of")
+        self._ready()
+        asked = RecallQuery.of(
+            self._view_recaller.settings,
+            query,
+            limit=limit,
+            max_hops=max_hops,
+            edge_types=edge_types,
+            mode=mode,
+            moment=self.moment,
+            include_faded=include_faded,
+        )
+        return self._view_recaller.recall(asked)
+
+    def similar(self, text: str, *, kind: str = "fact", k: int = 10) -> list[Similar]:
+        """The `k` entities, facts or messages (`kind`) current in the view's state whose
+        text is nearest to `text` (see `Memory.similar`)."""
+        if self._view_similarity is None:
+            raise ApexmemError("vectors are disabled: set [memory.vectors] enabled = true")
+        self._ready()
+        return self._view_similarity.similar(text, kind=kind, k=k, moment=self.moment)
 
     def entities(
         self, query: str | None = None, *, entity_type: str | None = None, limit: int = 20
@@ -151,14 +224,8 @@ class View:
         _checked_type(entity_type)
         self._ready()
         with self._store.read() as connection:
-            return facts_about(
-                connection,
-                entity,
-                valid_at=self._valid(valid_at),
-                known_at=self.known_at,
-                entity_type=entity_type,
-                fading=self._fading(connection, include_faded),
-            )
+            lens = self._lens(connection, self._valid(valid_at), include_faded=include_faded)
+            return facts_about(connection, entity, lens=lens, entity_type=entity_type)
 
     def edges_at_timestamp(
         self, entity: str, at: TimeArg, *, include_faded: bool = False
@@ -171,14 +238,8 @@ class View:
         with self._store.read() as connection:
             found = find_entities(connection, entity, known_at=self.known_at)
             ids = [m for row in found for m in (row.entity_id, *row.merged)]
-            return facts_of(
-                connection,
-                ids,
-                valid_at=when,
-                known_at=self.known_at,
-                edges_only=True,
-                fading=self._fading(connection, include_faded),
-            )
+            lens = self._lens(connection, when, include_faded=include_faded)
+            return facts_of(connection, ids, lens=lens, edges_only=True)
 
     def traverse(
         self,
@@ -204,15 +265,8 @@ class View:
             ids = [m for row in found for m in (row.entity_id, *row.merged)]
             if not ids:
                 return Subgraph(entities=[], facts=[])
-            walked = traverse_from(
-                connection,
-                ids,
-                max_hops=max_hops,
-                edge_types=types,
-                valid_at=when,
-                known_at=self.known_at,
-                fading=self._fading(connection, include_faded),
-            )
+            lens = self._lens(connection, when, edge_types=types, include_faded=include_faded)
+            walked = traverse_from(connection, ids, max_hops=max_hops, lens=lens)
             return _folded(connection, walked, known_at=self.known_at)
 
     def bfs_at_timestamp(
@@ -284,15 +338,8 @@ class View:
         self._ready()
         when = self._valid(valid_at)
         with self._store.read() as connection:
-            return search_facts(
-                connection,
-                query,
-                valid_at=when,
-                known_at=self.known_at,
-                edge_types=types,
-                limit=limit,
-                fading=self._fading(connection, include_faded),
-            )
+            lens = self._lens(connection, when, edge_types=types, include_faded=include_faded)
+            return search_facts(connection, query, lens=lens, limit=limit)
 
     def search_messages(self, query: str, *, limit: int = 20) -> list[MessageHit]:
         """Messages whose text holds every word of `query` (as prefixes), best first."""

@@ -22,6 +22,7 @@ from apexmem import ApexmemError, Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.readmodels import FactRow, ReadModelStore, dump
 from apexmem.readmodels.facts import believed
+from apexmem.readmodels.moment import Lens, Moment
 from apexmem.readmodels.recall import visible_facts
 from apexmem.readmodels.tables import facts
 from apexmem.readmodels.vectors import VectorProjection, reset_vector_items, vector_items
@@ -154,7 +155,8 @@ class ReadModelMachine(RuleBasedStateMachine):
         # The prepared statements recall reads through hold the same versions as `believed`.
         with self.memory.store.read() as connection:
             every = [r[0].hex for r in connection.execute(select(facts.c.fact_id))]
-            prepared = visible_facts(connection, every, valid_at=probe, known_at=moment)
+            lens = Lens(moment=Moment(valid_at=probe, known_at=moment))
+            prepared = visible_facts(connection, every, lens=lens)
             rows = connection.execute(
                 select(facts.c.fact_id, facts.c.position).where(*believed(probe, moment))
             )

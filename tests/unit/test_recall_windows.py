@@ -5,7 +5,6 @@ finds what was believed (found by QA: it returned nothing)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,6 +17,7 @@ from apexmem.domain.settings import parse_settings
 from apexmem.readmodels import fulltext
 from apexmem.readmodels import recall as reads
 from apexmem.service import recall as recall_module
+from apexmem.service.nearest import Rounds, nearest_shown
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 LATER = 150  # newer sentences holding the word, past the (patched) ranked rows
@@ -157,24 +157,14 @@ def test_the_index_is_asked_again_while_too_few_can_be_shown_and_twice_at_most()
         return items[:wanted]
 
     def shown_from(first: int) -> Any:
-        return lambda ids: {i: i for i in ids if int(i.split()[1]) >= first}
+        return lambda near: {i: i for i, _ in near if int(i.split()[1]) >= first}
 
-    run = recall_module._Run(
-        size=10,
-        pool=10,
-        terms=[],
-        valid_at=None,
-        known_at=None,
-        explicit=[],
-        walked=[],
-        deadline=math.inf,
-        weights={},
-    )
-    old = recall_module._nearest_shown(run, nearest, shown_from(25), first=30, enough=10)
+    rounds = Rounds(first=30, enough=10, rounds=recall_module._VECTOR_ROUNDS)
+    old = nearest_shown(nearest, shown_from(25), rounds)
     assert asked == [30, 120] and len(old[1]) == 95  # 5 of the first 30: asked again
     asked.clear()
-    recent = recall_module._nearest_shown(run, nearest, shown_from(0), first=30, enough=10)
+    recent = nearest_shown(nearest, shown_from(0), rounds)
     assert asked == [30] and len(recent[1]) == 30  # enough at once
     asked.clear()
-    recall_module._nearest_shown(run, nearest, shown_from(480), first=30, enough=10)
+    nearest_shown(nearest, shown_from(480), rounds)
     assert asked == [30, 120]  # bounded: the oldest 20 are left to full text and the graph

@@ -42,7 +42,7 @@ from apexmem.replay.projections import Projections
 from apexmem.replay.runner import CatchUp, Progress
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
 from apexmem.replay.verify import VerifyReport, verify
-from apexmem.service.arguments import uuid_of
+from apexmem.service.arguments import REQUIRED, given, uuid_of
 from apexmem.service.backfill import Backfill, BackfillReport
 from apexmem.service.eviction import Eviction, EvictionReport
 from apexmem.service.linking import Linking, NoteLinker
@@ -237,8 +237,33 @@ class Memory(View):
         """`execute` for commands this facade built itself (already validated)."""
         return self._writer.execute(commands, idempotency_key=idempotency_key)
 
-    def assert_fact(self, *, idempotency_key: str | None = None, **fields: Any) -> FactRef:
-        """Assert one fact (see AssertFact for the fields); returns what became of it."""
+    def assert_fact(
+        self,
+        *,
+        subject: str = REQUIRED,
+        relation: str = REQUIRED,
+        object: str | None = None,
+        subject_type: str = "concept",
+        object_type: str = "concept",
+        value: str | None = None,
+        edge_type: str = "semantic",
+        fact: str | None = None,
+        confidence: float = 1.0,
+        valid_from: datetime | str | None = None,
+        valid_until: datetime | str | None = None,
+        observed_at: datetime | str | None = None,
+        episode: str | None = None,
+        actor: str | None = None,
+        ref: str | None = None,
+        idempotency_key: str | None = None,
+        **unknown: Any,
+    ) -> FactRef:
+        """Assert one fact (see AssertFact for the fields); returns what became of it.
+
+        `object` names another entity; `value` is a literal instead; neither makes a note
+        about the subject (`fact` is then its sentence). Unknown fields are refused by name.
+        """
+        fields = given(locals(), unknown)
         [result] = self._write([build(AssertFact, fields)], idempotency_key)
         assert isinstance(result, FactRef)
         return result
@@ -268,13 +293,31 @@ class Memory(View):
             raise
         return [r for r in results if isinstance(r, FactRef)]
 
-    def observe_entity(self, **fields: Any) -> EntityRef:
+    def observe_entity(
+        self,
+        *,
+        name: str = REQUIRED,
+        entity_type: str = "concept",
+        summary: str | None = None,
+        episode: str | None = None,
+        actor: str | None = None,
+        **unknown: Any,
+    ) -> EntityRef:
         """Make sure an entity exists (optionally with a new summary)."""
-        return _one(self._write([build(ObserveEntity, fields)]), EntityRef)
+        return _one(self._write([build(ObserveEntity, given(locals(), unknown))]), EntityRef)
 
-    def add_alias(self, **fields: Any) -> AliasRef:
+    def add_alias(
+        self,
+        *,
+        entity: str = REQUIRED,
+        alias: str = REQUIRED,
+        entity_type: str = "concept",
+        episode: str | None = None,
+        actor: str | None = None,
+        **unknown: Any,
+    ) -> AliasRef:
         """Claim another name for an entity of the same type; the first claim wins."""
-        return _one(self._write([build(AddAlias, fields)]), AliasRef)
+        return _one(self._write([build(AddAlias, given(locals(), unknown))]), AliasRef)
 
     def retract(
         self,
@@ -293,21 +336,53 @@ class Memory(View):
         }
         return _one(self._write([build(RetractFact, fields)]), RetractRef)
 
-    def record_message(self, **fields: Any) -> MessageRef:
+    def record_message(
+        self,
+        *,
+        episode: str | None = None,
+        speaker: str = REQUIRED,
+        text: str = REQUIRED,
+        at: datetime | str | None = None,
+        ref: str | None = None,
+        actor: str | None = None,
+        **unknown: Any,
+    ) -> MessageRef:
         """Store one message of a conversation (`episode`) verbatim."""
-        return _one(self._write([build(RecordMessage, fields)]), MessageRef)
+        return _one(self._write([build(RecordMessage, given(locals(), unknown))]), MessageRef)
 
-    def merge(self, **fields: Any) -> MergeRef:
+    def merge(
+        self,
+        *,
+        source: str = REQUIRED,
+        target: str = REQUIRED,
+        entity_type: str = "concept",
+        reason: str | None = None,
+        episode: str | None = None,
+        actor: str | None = None,
+        **unknown: Any,
+    ) -> MergeRef:
         """Merge an entity forward into another of the same type; its names keep resolving."""
-        return _one(self._write([build(MergeEntities, fields)]), MergeRef)
+        return _one(self._write([build(MergeEntities, given(locals(), unknown))]), MergeRef)
 
     def set_decay_rate(self, edge_type: str, rate: float, *, actor: str | None = None) -> PolicyRef:
         """Set the confidence decay rate (per day) of one edge type."""
         fields = {"edge_type": edge_type, "rate": rate, "actor": actor}
         return _one(self._write([build(SetDecayRate, fields)]), PolicyRef)
 
-    def map_relation(self, **fields: Any) -> PolicyRef:
+    def map_relation(
+        self,
+        *,
+        canonical: str = REQUIRED,
+        aliases: Sequence[str] = (),
+        cardinality: str = "many",
+        episode: str | None = None,
+        actor: str | None = None,
+        **unknown: Any,
+    ) -> PolicyRef:
         """Teach the ontology a canonical relation, its aliases and cardinality."""
+        fields = given(locals(), unknown)
+        if isinstance(aliases, tuple):
+            fields["aliases"] = list(aliases)
         return _one(self._write([build(MapRelation, fields)]), PolicyRef)
 
     # Upkeep ------------------------------------------------------------------------------

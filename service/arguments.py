@@ -4,13 +4,23 @@ ValidationError (field, value, rule) rather than failing somewhere inside."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
+
+import msgspec
 
 from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 
-__all__ = ["MAX_COUNT", "checked_count", "checked_edge_types", "checked_text", "uuid_of"]
+__all__ = [
+    "MAX_COUNT",
+    "REQUIRED",
+    "checked_count",
+    "checked_edge_types",
+    "checked_text",
+    "given",
+    "uuid_of",
+]
 
 MAX_COUNT: Final = 1_000_000
 """The largest count a query takes (a limit, `k`, hops): past it SQLite's integers and the
@@ -58,3 +68,20 @@ def uuid_of(field: str, value: object) -> UUID:
         return UUID(checked_text(field, value))
     except ValueError as e:
         raise ValidationError(field, value, "is not a UUID") from e
+
+
+REQUIRED: Final[Any] = msgspec.UNSET
+"""The default of a required keyword of a typed write method: left out of the fields, so the
+command's validation names it as missing (as it names every other bad field)."""
+
+
+def given(arguments: dict[str, Any], unknown: dict[str, Any]) -> dict[str, Any]:
+    """A typed write method's fields from its `locals()`: every argument given or defaulted
+    but `self`, `unknown` and the idempotency key, required ones left out when not given, and
+    the unknown ones (which the command's validation refuses by name)."""
+    fields = {k: v for k, v in arguments.items() if v is not REQUIRED and k not in _NOT_FIELDS}
+    fields.update(unknown)
+    return fields
+
+
+_NOT_FIELDS: Final = frozenset({"self", "unknown", "idempotency_key", "fields"})

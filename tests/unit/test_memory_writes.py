@@ -234,7 +234,7 @@ def test_a_multi_valued_relation_keeps_one_current_fact_per_object(memory: Memor
 
 
 def test_different_notes_of_a_multi_valued_relation_are_different_facts(memory: Memory) -> None:
-    note = {"subject": "Caroline", "subject_type": "person", "relation": "observed"}
+    note: dict[str, Any] = {"subject": "Caroline", "subject_type": "person", "relation": "observed"}
     first = memory.assert_fact(**note, fact="Caroline went to a support group")
     second = memory.assert_fact(**note, fact="Caroline likes painting")
     again = memory.assert_fact(**note, fact="Caroline likes painting")

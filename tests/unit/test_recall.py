@@ -184,7 +184,7 @@ def test_a_limit_caps_the_hits(team: Memory) -> None:
 
 
 def test_recall_inside_a_past_state_on_both_time_axes(memory: Memory) -> None:
-    job = {"subject": "Alice", "subject_type": "person", "relation": "works_at"}
+    job: dict[str, Any] = {"subject": "Alice", "subject_type": "person", "relation": "works_at"}
     memory.assert_fact(**job, object="Acme", object_type="organization", valid_from=year(2020))
     learned = memory.facts_about("Alice")[0].recorded_at
     memory.assert_fact(**job, object="Globex", object_type="organization", valid_from=year(2023))

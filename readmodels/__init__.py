@@ -4,6 +4,7 @@ from apexmem.readmodels.communities import CommunityMember, CommunityRow, list_c
 from apexmem.readmodels.entities import all_entities, entity_groups, find_entities, names_of
 from apexmem.readmodels.episodes import EpisodeRow, episodes_of
 from apexmem.readmodels.facts import edge_history, facts_about, facts_of, known, slots_of, valid
+from apexmem.readmodels.ports import ReadModels
 from apexmem.readmodels.rows import (
     EntityHit,
     EntityRow,
@@ -31,6 +32,7 @@ __all__ = [
     "MessageHit",
     "Reached",
     "ReadModelStore",
+    "ReadModels",
     "Subgraph",
     "all_entities",
     "dump",

@@ -1,0 +1,130 @@
+"""The read-model store contract: every implementation of `readmodels.ports.ReadModels`
+passes these, written once (the `store_backend` fixture names each one, from
+`storage_backends.STORES`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+from sqlalchemy import func, insert, select
+from storage_backends import STORES, open_store
+
+from apexmem.readmodels import tracked_position
+from apexmem.readmodels.store import set_position
+from apexmem.readmodels.tables import GRAPH, episodes, tracking
+
+
+@pytest.fixture(params=STORES)
+def store_backend(request: pytest.FixtureRequest) -> str:
+    """The name of each read-model store backend."""
+    return str(request.param)
+
+
+def _episodes(store_backend: str, path: Path) -> int:
+    """How many episodes the store at `path` holds, opened afresh."""
+    store = open_store(store_backend, path)
+    try:
+        with store.read() as connection:
+            return int(connection.execute(select(func.count()).select_from(episodes)).scalar_one())
+    finally:
+        store.close()
+
+
+def _episode(n: int) -> dict[str, object]:
+    """An episode row numbered `n`."""
+    return {
+        "episode_id": UUID(int=n),
+        "conversation": f"c{n}",
+        "started_at": datetime(2024, 1, 1, tzinfo=UTC),
+        "position": n,
+    }
+
+
+def test_a_write_commits_when_its_block_ends(store_backend: str, tmp_path: Path) -> None:
+    store = open_store(store_backend, tmp_path / "readmodels.db")
+
+    with store.write() as connection:
+        connection.execute(insert(episodes), [_episode(1), _episode(2)])
+    with store.read() as connection:
+        seen = connection.execute(select(episodes.c.conversation)).scalars().all()
+    store.close()
+
+    assert sorted(seen) == ["c1", "c2"]
+    assert _episodes(store_backend, tmp_path / "readmodels.db") == 2
+
+
+def test_a_failed_write_rolls_back_everything_it_wrote(store_backend: str, tmp_path: Path) -> None:
+    store = open_store(store_backend, tmp_path / "readmodels.db")
+    with store.write() as connection:
+        connection.execute(insert(episodes), [_episode(1)])
+
+    def failing() -> None:
+        with store.write() as connection:
+            connection.execute(insert(episodes), [_episode(2)])
+            set_position(connection, GRAPH, 9)
+            raise RuntimeError("a projection failed")
+
+    with pytest.raises(RuntimeError, match="a projection failed"):
+        failing()
+    with store.read() as connection:
+        count = connection.execute(select(func.count()).select_from(episodes)).scalar_one()
+        position = tracked_position(connection, GRAPH)
+    store.close()
+
+    assert (count, position) == (1, 0)
+
+
+def test_tracking_positions_persist_across_reopening(store_backend: str, tmp_path: Path) -> None:
+    store = open_store(store_backend, tmp_path / "readmodels.db")
+    with store.write() as connection:
+        set_position(connection, GRAPH, 5)
+        set_position(connection, "other", 3)
+    with store.write() as connection:
+        set_position(connection, GRAPH, 8)
+    store.close()
+
+    again = open_store(store_backend, tmp_path / "readmodels.db")
+    with again.read() as connection:
+        positions = (tracked_position(connection, GRAPH), tracked_position(connection, "other"))
+        unknown = tracked_position(connection, "never")
+    again.close()
+
+    assert positions == (8, 3)
+    assert unknown == 0
+
+
+def test_reset_empties_every_table(store_backend: str, tmp_path: Path) -> None:
+    store = open_store(store_backend, tmp_path / "readmodels.db")
+    with store.write() as connection:
+        connection.execute(insert(episodes), [_episode(1)])
+        set_position(connection, GRAPH, 4)
+
+    with store.write() as connection:
+        store.reset(connection)
+    with store.read() as connection:
+        count = connection.execute(select(func.count()).select_from(episodes)).scalar_one()
+        tracked = connection.execute(select(func.count()).select_from(tracking)).scalar_one()
+    store.close()
+
+    assert (count, tracked) == (0, 0)
+    assert _episodes(store_backend, tmp_path / "readmodels.db") == 0
+
+
+def test_a_store_keeps_its_path_and_indexes_can_be_dropped_and_made_again(
+    store_backend: str, tmp_path: Path
+) -> None:
+    store = open_store(store_backend, tmp_path / "readmodels.db")
+
+    with store.write() as connection:
+        store.drop_indexes(connection)
+        store.create_indexes(connection)
+        connection.execute(insert(episodes), [_episode(1)])
+    with store.read() as connection:
+        count = connection.execute(select(func.count()).select_from(episodes)).scalar_one()
+    store.close()
+
+    assert store.path == tmp_path / "readmodels.db"
+    assert count == 1

@@ -4,7 +4,7 @@ FAISS index, a full rebuild, and the bytes on disk, in one process (as `apexmem 
 The graph projection (entities, facts on both time axes, full text) catches up first,
 timed alone: that is the catch-up without embeddings. The vectors projection (WordLlama,
 every distinct text embedded once) follows, with the FAISS index following it in a thread
-(`Similarity.catch_up_indexed`: FAISS adds on the core the embedder leaves idle); the
+(`Projections.catch_up_vectors`: FAISS adds on the core the embedder leaves idle); the
 vectors figure runs to the last embedded batch, the FAISS figure is the index's tail after
 it (what it had not yet taken in), and the three add up to the stage's wall time: the
 catch-up with embeddings. The rebuild drops both read models and projects
@@ -33,7 +33,7 @@ def project(directory: Path, settings: Settings, size: int) -> dict[str, Any]:
         similarity = memory.similarity
         assert similarity is not None, "the suite projects with vectors enabled"
         target = memory.log.last_position()
-        graph, graph_s = _staged("project: graph", target, size, memory.runner.catch_up)
+        graph, graph_s = _staged("project: graph", target, size, memory.projections.graph.catch_up)
         marks: list[float] = [0.0, 0.0]  # the last embedded batch, the index's end
 
         def indexed(progress: Progress) -> CatchUp:
@@ -41,7 +41,7 @@ def project(directory: Path, settings: Settings, size: int) -> dict[str, Any]:
                 marks[0] = time.perf_counter()
                 progress(position, target)
 
-            done = similarity.catch_up_indexed(progress=reached)
+            done = memory.projections.catch_up_vectors(progress=reached)
             marks[1] = time.perf_counter()
             return done
 

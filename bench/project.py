@@ -234,10 +234,8 @@ def projection(memory: Memory) -> dict[str, Any]:
     half into read models that hold the first (indexes kept up to date row by row)."""
     caught, catch_secs = timed(memory.project)
     rebuilt, rebuild_secs = timed(memory.rebuild)
-    with memory.store.write() as connection:
-        memory.store.reset(connection)
-    memory.runner.forget()
-    memory.runner.catch_up(until=memory.log.last_position() // 2)
+    memory.projections.drop()
+    memory.projections.graph.catch_up(until=memory.log.last_position() // 2)
     rest, rest_secs = timed(memory.project)
     return {
         "catch_up": {

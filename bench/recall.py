@@ -252,10 +252,10 @@ def project(directory: Path, embedder: str) -> dict[str, Any]:
     settings = Settings(memory=MemorySettings(projection=ProjectionSettings(inline=False)))
     with Memory.open(directory, settings=settings, embedder=_embedder(embedder)) as memory:
         started = time.perf_counter()
-        graph = memory.runner.catch_up()
+        graph = memory.projections.graph.catch_up()
         graph_s = time.perf_counter() - started
-        assert memory.similarity is not None
-        vectors = memory.similarity.catch_up()
+        assert memory.projections.vectors is not None and memory.similarity is not None
+        vectors = memory.projections.vectors.catch_up()
         vectors_s = time.perf_counter() - started - graph_s
         memory.similarity.index.sync()
         index_s = time.perf_counter() - started - graph_s - vectors_s

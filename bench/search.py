@@ -62,7 +62,7 @@ def _memory(directory: Path, size: int, rng: random.Random) -> Memory:
     memory = Memory.open(directory, settings=settings)
     for i in range(0, len(commands), 1_000):
         memory.execute(commands[i : i + 1_000])
-    memory.runner.catch_up()
+    memory.projections.graph.catch_up()
     return memory
 
 

@@ -69,18 +69,17 @@ def embedding_throughput(texts: list[str]) -> dict[str, Any]:
 
 def catch_up(memory: Memory) -> dict[str, Any]:
     """The vectors projection from zero: cold cache, then warm cache."""
-    similarity = memory.similarity
-    assert similarity is not None
-    memory.runner.catch_up()
+    vectors = memory.projections.vectors
+    assert vectors is not None
+    memory.projections.graph.catch_up()
     started = time.perf_counter()
-    cold = similarity.catch_up()
+    cold = vectors.catch_up()
     cold_s = time.perf_counter() - started
     with memory.store.read() as connection:
         embedded = connection.execute(select(func.count()).select_from(vector_cache)).scalar()
-    with memory.store.write() as connection:
-        similarity.reset(connection)
+    memory.projections.drop_vectors()
     started = time.perf_counter()
-    warm = similarity.catch_up()
+    warm = vectors.catch_up()
     warm_s = time.perf_counter() - started
     return {
         "events": cold.events,

@@ -1,8 +1,7 @@
-"""The facade's vector side: the embedder, the vectors projection's runner and the FAISS index."""
+"""The facade's vector side: nearest items to a text, by the FAISS index or every vector."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Final, get_args
 from uuid import UUID
@@ -11,23 +10,14 @@ import msgspec
 from sqlalchemy import Connection
 
 from apexmem.domain.embedding import Embedder
-from apexmem.domain.settings import Settings
-from apexmem.events.errors import ValidationError
-from apexmem.events.log import EventLog
+from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.projections.vectors import KINDS, Kind
 from apexmem.readmodels.moment import NOW, Lens, Moment
 from apexmem.readmodels.recall import visible_facts, visible_messages
 from apexmem.readmodels.search import visible_entities
-from apexmem.readmodels.store import ReadModelStore
 from apexmem.readmodels.vector_index import VectorIndex
-from apexmem.readmodels.vectors import (
-    VectorProjection,
-    brute_force,
-    models_in_use,
-    reset_vector_items,
-    vector_metadata,
-)
-from apexmem.replay.runner import CatchUp, Progress, Runner
+from apexmem.readmodels.vectors import brute_force
+from apexmem.replay.projections import Projections
 from apexmem.service.arguments import checked_count, checked_text
 from apexmem.service.logs import get_logger
 from apexmem.service.nearest import Rounds, nearest_shown
@@ -47,83 +37,18 @@ class Similar(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Similarity:
-    """Embeds what the log says into the read models and answers nearest-item questions."""
+    """Answers nearest-item questions from the vectors the projection set keeps."""
 
-    def __init__(
-        self, log: EventLog, store: ReadModelStore, settings: Settings, embedder: Embedder
-    ) -> None:
-        self.embedder = embedder
-        vectors = settings.memory.vectors
-        vector_metadata.create_all(store.engine)
-        self.runner = Runner(
-            log,
-            store,
-            batch_size=settings.memory.projection.batch_size,
-            projection=VectorProjection(embedder),
-        )
-        self.index = VectorIndex(
-            store,
-            model=embedder.name,
-            dimension=embedder.dimension,
-            hnsw_threshold=vectors.hnsw_threshold,
-        )
-        self._store = store
-        self._forget_other_models()
-
-    def catch_up(self, *, until: int | None = None) -> CatchUp:
-        """Embed every event up to `until` (the end of the log) the projection has not seen."""
-        return self.runner.catch_up(until=until)
-
-    def catch_up_indexed(self, *, progress: Progress | None = None) -> CatchUp:
-        """`catch_up`, with the FAISS index following it in a thread of its own, then
-        brought to the end: the index is built while texts are embedded, not after.
-
-        FAISS works outside the GIL, so on two cores the index takes what the embedding
-        leaves idle. Only this thread touches the index until the catch-up is done.
-        """
-        batches = threading.Event()
-        done = threading.Event()
-        failed: list[BaseException] = []
-
-        def follow() -> None:
-            import faiss  # on one thread: the other core is the embedder's
-
-            faiss.omp_set_num_threads(1)
-            try:
-                while not done.is_set():
-                    batches.wait()
-                    batches.clear()
-                    self.index.sync()
-            except BaseException as error:  # handed to the caller's thread
-                failed.append(error)
-
-        def reached(position: int, target: int) -> None:
-            batches.set()
-            if progress is not None:
-                progress(position, target)
-
-        import faiss
-
-        threads = faiss.omp_get_max_threads()
-        worker = threading.Thread(target=follow, name="apexmem-vector-index", daemon=True)
-        worker.start()
-        try:
-            caught = self.runner.catch_up(progress=reached)
-        finally:
-            done.set()
-            batches.set()
-            worker.join()
-            faiss.omp_set_num_threads(threads)
-        if failed:
-            raise failed[0]
-        self.index.sync()
-        return caught
-
-    def reset(self, connection: Connection) -> None:
-        """Drop the items and their position inside the caller's transaction (the cache stays)."""
-        reset_vector_items(connection)
-        self.runner.forget()
-        self.index.forget()
+    def __init__(self, projections: Projections) -> None:
+        if projections.embedder is None or projections.index is None:
+            raise ApexmemError("vectors are disabled: set [memory.vectors] enabled = true")
+        self.embedder: Embedder = projections.embedder
+        self.index: VectorIndex = projections.index
+        self._store = projections.store
+        if projections.replaced_models:
+            _logger.info(
+                "vectors.model_changed", found=projections.replaced_models, model=self.embedder.name
+            )
 
     def similar(self, text: str, *, kind: str, k: int, moment: Moment = NOW) -> list[Similar]:
         """The `k` items of `kind` current at `moment` nearest to `text` by the FAISS index.
@@ -158,16 +83,6 @@ class Similarity:
         """Save the index file if it moved since it was loaded or last saved."""
         if self.index.save():
             _logger.debug("vectors.saved", path=str(self.index.path))
-
-    def _forget_other_models(self) -> None:
-        """Items embedded by another model are projected again with this one."""
-        with self._store.read() as connection:
-            models = models_in_use(connection)
-        if models and models != [self.embedder.name]:
-            with self._store.write() as connection:
-                reset_vector_items(connection)
-            self.index.forget()
-            _logger.info("vectors.model_changed", found=models, model=self.embedder.name)
 
 
 def _current_nearest(

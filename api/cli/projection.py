@@ -6,9 +6,8 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from time import monotonic
 from types import FrameType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,13 +16,8 @@ from apexmem.cli.state import State, pass_state
 
 if TYPE_CHECKING:
     from apexmem.memory import Memory
-    from apexmem.replay.runner import CatchUp
 
 __all__ = ["project", "rebuild", "stats"]
-
-_SAVE_EVERY_S: Final = 60.0
-"""How often a follower saves the FAISS index file when it moved (it is saved on stop too)."""
-
 
 @click.command()
 @click.option("--follow", is_flag=True, help="Keep projecting new events until SIGTERM or SIGINT.")
@@ -55,34 +49,25 @@ def _follow(state: State, memory: Memory) -> None:
     from apexmem.service.logs import get_logger
 
     logger = get_logger()
-    saved = [monotonic()]
 
-    def caught_up(done: CatchUp) -> None:
-        logger.info("projection.caught_up", projection="graph", position=done.position)
-        if memory.similarity is not None:  # the vectors follow the graph, batch by batch
-            vectors = memory.similarity.catch_up()
-            memory.similarity.index.sync()  # and the FAISS index follows the vectors
-            if monotonic() - saved[0] >= _SAVE_EVERY_S:  # readers opening it find it current
-                memory.similarity.index.save()
-                saved[0] = monotonic()
-            logger.info("projection.caught_up", projection="vectors", position=vectors.position)
+    def caught_up(projection: str, position: int) -> None:
+        logger.info("projection.caught_up", projection=projection, position=position)
 
     with (
         _stop_on_signals() as stopped,
         progress_bar("following the log", as_json=state.as_json) as progress,
     ):
         logger.info("projection.following", directory=str(memory.directory))
-        if memory.similarity is not None:  # vectors behind a graph that is not
-            memory.similarity.catch_up()
-        memory.runner.follow(should_stop=stopped, progress=progress, on_batch=caught_up)
-    position = memory.runner.position()
+        position = memory.projections.follow(
+            should_stop=stopped, progress=progress, caught_up=caught_up
+        )
     logger.info("projection.stopped", projection="graph", position=position)
     state.say({"position": position}, f"stopped; the read models are at position {position}")
 
 
 @contextmanager
 def _stop_on_signals() -> Iterator[Callable[[], bool]]:
-    """`should_stop` for Runner.follow: true once SIGTERM or SIGINT arrived."""
+    """`should_stop` for Projections.follow: true once SIGTERM or SIGINT arrived."""
     received: list[int] = []
 
     def handle(signum: int, _frame: FrameType | None) -> None:

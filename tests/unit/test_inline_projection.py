@@ -15,7 +15,6 @@ from sqlalchemy import event
 from apexmem import Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder, Vectors
 from apexmem.readmodels.store import dump
-from apexmem.replay.runner import catch_up_together
 
 
 class BrokenEmbedder(HashingEmbedder):
@@ -40,11 +39,12 @@ def _fact(i: int) -> dict[str, Any]:
 
 
 def _positions(memory: Memory) -> tuple[int, int, int]:
-    assert memory.similarity is not None
+    vectors = memory.projections.vectors
+    assert vectors is not None
     return (
         memory.log.last_position(),
-        memory.runner.position(),
-        memory.similarity.runner.position(),
+        memory.projections.graph.position(),
+        vectors.position(),
     )
 
 
@@ -70,16 +70,13 @@ def test_projections_already_there_need_no_transaction(
     # process may have reset them).
     with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder()) as memory:
         memory.assert_fact(**_fact(0))
-        assert memory.similarity is not None
         begun: list[bool] = []
         event.listen(
             memory.store.engine,
             "begin",
             lambda c: begun.append(bool(c.get_execution_options().get("immediate"))),
         )
-        catch_up_together(
-            [memory.runner, memory.similarity.runner], until=memory.log.last_position()
-        )
+        memory.projections.ready()
         assert begun == [False]
 
 
@@ -116,7 +113,7 @@ def test_projections_far_behind_catch_up_in_batches_and_match_a_rebuild(
     on, _ = parse_settings("[memory.projection]\nbatch_size = 7\n")
     with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder(), settings=off) as m:
         m.assert_facts([_fact(i) for i in range(20)])
-        assert m.runner.position() == 0
+        assert m.projections.position() == 0
     with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder(), settings=on) as m:
         m.assert_fact(**_fact(20))
         last, graph, vectors = _positions(m)

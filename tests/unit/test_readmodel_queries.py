@@ -386,7 +386,7 @@ def test_the_runner_steps_over_gaps_in_positions(memory: Memory) -> None:
     memory.rebuild()
 
     assert memory.stats().projection_lag == 0
-    assert memory.runner.position() == memory.log.last_position()
+    assert memory.projections.position() == memory.log.last_position()
 
 
 def test_diff_lists_what_changed_between_two_times(

@@ -362,11 +362,11 @@ def test_the_index_built_beside_the_catch_up_matches_one_built_after(
     _fill(memory, 50)
     for name in ("Ann", "Bob", "Ann"):
         memory.observe_entity(name=name, summary=f"{name} plays the violin at concerts")
-    memory.runner.catch_up()
+    memory.projections.graph.catch_up()
     assert memory.similarity is not None
     similarity = memory.similarity
 
-    done = similarity.catch_up_indexed()
+    done = memory.projections.catch_up_vectors()
     query = embedder.embed(["piano violin concert music"])[0]
     found = {kind: similarity.index.nearest(kind, query, 100) for kind in ("fact", "entity")}
     hnsw = similarity.index.is_hnsw("fact")

@@ -1,0 +1,220 @@
+"""The projection set: graph, vectors and FAISS index kept from one log, wired once."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from time import monotonic
+from typing import Final
+
+from sqlalchemy import Connection
+
+from apexmem.domain.embedding import Embedder
+from apexmem.domain.settings import Settings
+from apexmem.events.envelope import RecordedEvent
+from apexmem.events.errors import ApexmemError
+from apexmem.events.ports import Log
+from apexmem.readmodels.store import ReadModelStore, tracked_position
+from apexmem.readmodels.vector_index import VectorIndex
+from apexmem.readmodels.vectors import (
+    VectorProjection,
+    models_in_use,
+    reset_vector_items,
+    vector_metadata,
+)
+from apexmem.replay.runner import CatchUp, Progress, Runner, catch_up_together
+
+__all__ = ["SAVE_EVERY_S", "CaughtUp", "Projections", "unprojected"]
+
+CaughtUp = Callable[[str, int], None]
+"""Told by a follower after each catch-up: (projection name, position reached)."""
+
+SAVE_EVERY_S: Final = 60.0
+"""How often a follower saves the FAISS index file when it moved (it is saved on close too)."""
+
+
+def unprojected(
+    log: Log, connection: Connection, projection: str, *, tags: Sequence[str] = ()
+) -> Iterator[RecordedEvent]:
+    """The events (of `tags`) past the position `projection` has applied, as read in
+    `connection`: what its read model does not show yet. The position is read now, the
+    log when the events are iterated."""
+    return log.read(start=tracked_position(connection, projection) + 1, tags=tags)
+
+
+class Projections:
+    """The read models kept from one log: the graph always, the vectors and their FAISS
+    index when an embedder is given (`[memory.vectors] enabled`)."""
+
+    def __init__(
+        self,
+        log: Log,
+        store: ReadModelStore,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self._log = log
+        self.store = store
+        self._inline = settings.memory.projection.inline
+        batch_size = settings.memory.projection.batch_size
+        self.graph = Runner(log, store, batch_size=batch_size)
+        self.embedder = embedder
+        self.vectors: Runner | None = None
+        self.index: VectorIndex | None = None
+        self.replaced_models: list[str] = []
+        """The models whose vectors were dropped on opening, to embed again with this one."""
+        if embedder is not None:
+            vector_metadata.create_all(store.engine)
+            self.vectors = Runner(
+                log, store, batch_size=batch_size, projection=VectorProjection(embedder)
+            )
+            self.index = VectorIndex(
+                store,
+                model=embedder.name,
+                dimension=embedder.dimension,
+                hnsw_threshold=settings.memory.vectors.hnsw_threshold,
+            )
+            self._forget_other_models(embedder.name)
+        self._runners: Final = [r for r in (self.graph, self.vectors) if r is not None]
+
+    def ready(self) -> None:
+        """After a write and before a read, when projection is inline: every projection to
+        the log's head, together in one transaction when they can (a follower keeps them
+        otherwise)."""
+        if self._inline:
+            catch_up_together(self._runners, until=self._log.last_position())
+
+    def position(self) -> int:
+        """The last log position the graph has applied."""
+        return self.graph.position()
+
+    def lag(self) -> int:
+        """How many positions the graph is behind the log."""
+        return self.graph.lag()
+
+    def catch_up(self, *, progress: Progress | None = None) -> CatchUp:
+        """Every projection to the log's head, the FAISS index built and saved; what the
+        graph did."""
+        done = self.graph.catch_up(progress=progress)
+        if self.vectors is not None:
+            self.catch_up_vectors()
+            self._vector_side()[1].save()
+        return done
+
+    def catch_up_vectors(self, *, progress: Progress | None = None) -> CatchUp:
+        """The vectors to the head, the FAISS index following them in a thread of its own,
+        then brought to the end: the index is built while texts are embedded, not after.
+
+        FAISS works outside the GIL, so on two cores the index takes what the embedding
+        leaves idle. Only this thread touches the index until the catch-up is done.
+        """
+        vectors, index = self._vector_side()
+        batches = threading.Event()
+        done = threading.Event()
+        failed: list[BaseException] = []
+
+        def follow() -> None:
+            import faiss  # on one thread: the other core is the embedder's
+
+            faiss.omp_set_num_threads(1)
+            try:
+                while not done.is_set():
+                    batches.wait()
+                    batches.clear()
+                    index.sync()
+            except BaseException as error:  # handed to the caller's thread
+                failed.append(error)
+
+        def reached(position: int, target: int) -> None:
+            batches.set()
+            if progress is not None:
+                progress(position, target)
+
+        import faiss
+
+        threads = faiss.omp_get_max_threads()
+        worker = threading.Thread(target=follow, name="apexmem-vector-index", daemon=True)
+        worker.start()
+        try:
+            caught = vectors.catch_up(progress=reached)
+        finally:
+            done.set()
+            batches.set()
+            worker.join()
+            faiss.omp_set_num_threads(threads)
+        if failed:
+            raise failed[0]
+        index.sync()
+        return caught
+
+    def follow(
+        self,
+        *,
+        should_stop: Callable[[], bool],
+        progress: Progress | None = None,
+        caught_up: CaughtUp | None = None,
+    ) -> int:
+        """Keep every projection at the head until `should_stop()`: the vectors follow the
+        graph batch by batch and the FAISS index the vectors, its file saved every
+        `SAVE_EVERY_S` when it moved. Returns the graph's position."""
+        saved = monotonic()
+
+        def batch(done: CatchUp) -> None:
+            nonlocal saved
+            if caught_up is not None:
+                caught_up(self.graph.projection.name, done.position)
+            if self.vectors is None:
+                return
+            vectors, index = self._vector_side()
+            reached = vectors.catch_up()
+            index.sync()
+            if monotonic() - saved >= SAVE_EVERY_S:  # readers opening it find it current
+                index.save()
+                saved = monotonic()
+            if caught_up is not None:
+                caught_up(vectors.projection.name, reached.position)
+
+        if self.vectors is not None:  # vectors behind a graph that is not
+            self.vectors.catch_up()
+        self.graph.follow(should_stop=should_stop, progress=progress, on_batch=batch)
+        return self.graph.position()
+
+    def drop(self) -> None:
+        """Drop every read model (graph and vectors) and its position; the index file too."""
+        with self.store.write() as connection:
+            self.store.reset(connection)
+            if self.vectors is not None:
+                reset_vector_items(connection)
+        for runner in self._runners:
+            runner.forget()
+        if self.index is not None:
+            self.index.forget()
+
+    def drop_vectors(self) -> None:
+        """Drop the vectors' items and position (the embedding cache stays); the index file too."""
+        vectors, index = self._vector_side()
+        with self.store.write() as connection:
+            reset_vector_items(connection)
+        vectors.forget()
+        index.forget()
+
+    def rebuild(self, *, progress: Progress | None = None) -> CatchUp:
+        """Drop the read models and project the whole log again (deterministic)."""
+        self.drop()
+        return self.catch_up(progress=progress)
+
+    def _vector_side(self) -> tuple[Runner, VectorIndex]:
+        if self.vectors is None or self.index is None:
+            raise ApexmemError("vectors are disabled: set [memory.vectors] enabled = true")
+        return self.vectors, self.index
+
+    def _forget_other_models(self, model: str) -> None:
+        """Items embedded by another model are projected again with this one."""
+        with self.store.read() as connection:
+            models = models_in_use(connection)
+        if models and models != [model]:
+            with self.store.write() as connection:
+                reset_vector_items(connection)
+            self._vector_side()[1].forget()
+            self.replaced_models = models

@@ -17,6 +17,7 @@ from uuid import UUID
 import msgspec
 from blake3 import blake3
 
+from apexmem.domain.merges import followed
 from apexmem.domain.names import clean
 
 __all__ = [
@@ -270,9 +271,4 @@ def assign(
 
 
 def _root(entity: UUID, merged: Mapping[UUID, UUID] | None) -> UUID:
-    if not merged:
-        return entity
-    seen = {entity}
-    while (entity := merged.get(entity, entity)) not in seen:
-        seen.add(entity)
-    return entity
+    return followed(entity, merged.get) if merged else entity

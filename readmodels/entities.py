@@ -14,11 +14,12 @@ from uuid import UUID
 import msgspec
 from sqlalchemy import Column, ColumnElement, Connection, and_, exists, or_, select
 
+from apexmem.domain.merges import merge_roots
 from apexmem.domain.names import normalize
 from apexmem.readmodels.rows import EntityRow
 from apexmem.readmodels.tables import aliases, entities, entity_archives
 
-__all__ = ["all_entities", "entity_groups", "find_entities", "names_of"]
+__all__ = ["all_entities", "entity_groups", "find_entities", "names_of", "roots_of"]
 
 _PREFIX_END: Final = "\U0010ffff"
 _CHUNK: Final = 500
@@ -82,20 +83,22 @@ def entity_groups(
 
     Only the merges on the way (forward from `ids`, then back from their roots) are read.
     """
-    wanted = list(dict.fromkeys(ids))
-    into = _merged_into(connection, wanted, known_at)
-
-    def root(entity: UUID) -> UUID:
-        seen = {entity}
-        while (entity := into.get(entity, entity)) not in seen:
-            seen.add(entity)
-        return entity
-
-    roots = list(dict.fromkeys(root(e) for e in wanted))
+    roots = list(dict.fromkeys(roots_of(connection, ids, known_at=known_at).values()))
     groups: dict[UUID, list[UUID]] = {r: [r] for r in roots}
     for owner, members in _merged_from(connection, roots, known_at).items():
         groups[owner].extend(m for m in members if m != owner)
     return groups
+
+
+def roots_of(
+    connection: Connection, ids: Iterable[UUID], *, known_at: datetime | None = None
+) -> dict[UUID, UUID]:
+    """Each id (once, in order) -> the entity it resolves to by the merges known at `known_at`.
+
+    Only the merges on the way are read: forward from `ids`, in batches.
+    """
+    wanted = list(dict.fromkeys(ids))
+    return merge_roots(_merged_into(connection, wanted, known_at), wanted)
 
 
 def names_of(connection: Connection, ids: Iterable[UUID]) -> dict[UUID, tuple[str, str]]:

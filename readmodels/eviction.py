@@ -11,6 +11,7 @@ from uuid import UUID
 from sqlalchemy import ColumnElement, Connection, func, or_, select, union_all
 
 from apexmem.domain.eviction import EntityActivity, ExpiredVersion
+from apexmem.domain.merges import merge_roots
 from apexmem.readmodels.facts import fact_states
 from apexmem.readmodels.rows import FactRow
 from apexmem.readmodels.tables import entities, facts
@@ -61,7 +62,7 @@ def entity_activity(connection: Connection, *, now: datetime) -> list[EntityActi
         )
     ).all()
     into = {r.entity_id: r.merged_into for r in rows if r.merged_into is not None}
-    root = {r.entity_id: _root(r.entity_id, into) for r in rows}
+    root = merge_roots(into, (r.entity_id for r in rows))
     active_now = _active(now)
     ends = union_all(
         select(facts.c.subject_id.label("entity_id")).where(*active_now),
@@ -119,12 +120,3 @@ def archived_counts(connection: Connection) -> tuple[int, int]:
     return int(connection.execute(versions).scalar() or 0), int(
         connection.execute(gone).scalar() or 0
     )
-
-
-def _root(entity: UUID, into: dict[UUID, UUID]) -> UUID:
-    """The entity `entity` was merged into, followed to the end (merges never loop)."""
-    seen = {entity}
-    while entity in into and into[entity] not in seen:
-        entity = into[entity]
-        seen.add(entity)
-    return entity

@@ -10,11 +10,10 @@ import msgspec
 from sqlalchemy import Connection, func, select
 
 from apexmem.domain.extraction import KnownName, Utterance
+from apexmem.domain.merges import followed
 from apexmem.readmodels.tables import aliases, entities, episodes, extractions, messages
 
 __all__ = ["PendingMessage", "known_names", "pending_count", "pending_messages", "speakers"]
-
-_MAX_MERGE_CHAIN: Final = 32
 
 
 class PendingMessage(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,14 +96,11 @@ def known_names(connection: Connection) -> dict[str, KnownName]:
         )
     )
     held = {r.entity_id: r for r in rows}
+    into = {e: r.merged_into for e, r in held.items() if r.merged_into is not None}
     known: dict[str, KnownName] = {}
     claims = select(aliases.c.alias, aliases.c.entity_id).order_by(aliases.c.position)
     for alias, entity in connection.execute(claims):
-        target = held.get(entity)
-        for _ in range(_MAX_MERGE_CHAIN):
-            if target is None or target.merged_into is None:
-                break
-            target = held.get(target.merged_into)
+        target = held.get(followed(entity, into.get))
         if target is not None and target.archived_at is None:
             known.setdefault(alias, KnownName(target.name, target.entity_type))
     return known

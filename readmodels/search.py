@@ -34,7 +34,7 @@ from sqlalchemy import (
 )
 
 from apexmem.domain.search_text import search_terms
-from apexmem.readmodels.entities import archived_then
+from apexmem.readmodels.entities import archived_then, roots_of
 from apexmem.readmodels.facts import believed, fact_states
 from apexmem.readmodels.fulltext import (
     among,
@@ -108,11 +108,6 @@ _SHARES: Final = {
     index.name: select(index.c.rowid, rank(index)).where(matches(index), among(index))
     for index in (entities_fts, facts_fts, messages_fts)
 }
-_MERGED_NOW: Final = select(entities.c.entity_id, entities.c.merged_into).where(
-    entities.c.entity_id.in_(bindparam("ids", expanding=True)),
-    entities.c.merged_into.is_not(None),
-)
-_MERGED_THEN: Final = _MERGED_NOW.where(entities.c.merged_at <= bindparam("known_at"))
 _NAMES: Final = select(entities.c.entity_id, entities.c.name, entities.c.entity_type).where(
     entities.c.entity_id.in_(bindparam("ids", expanding=True))
 )
@@ -134,7 +129,7 @@ def search_entities(
     statement = _ENTITIES_NOW if known_at is None else _ENTITIES_THEN
     params = {"size": limit * _SPARE, "known_at": known_at}
     scored = _scored(connection, entities_fts, statement, terms, params)
-    roots = _roots(connection, [row.entity_id for row, _ in scored], known_at)
+    roots = roots_of(connection, [row.entity_id for row, _ in scored], known_at=known_at)
     shown = _shown(connection, set(roots.values()), known_at)
     hits: dict[UUID, EntityHit] = {}
     for row, score in scored:
@@ -176,7 +171,7 @@ def _add_hits(
     params: dict[str, Any] = {"ids": [e for e, _ in scored], "known_at": stored_micros(known_at)}
     rows = {r[0]: r for r in _ENTITY_STATES.rows(connection, params, known_at is not None)}
     merged = [UUID(e) for e, r in rows.items() if r[3] is not None]  # rare: follow them as usual
-    roots = {e.hex: root for e, root in _roots(connection, merged, known_at).items()}
+    roots = {e.hex: root for e, root in roots_of(connection, merged, known_at=known_at).items()}
     shown = {e: (r[1], r[2]) for e, r in rows.items() if r[3] is None and not r[4]}
     shown.update((r.hex, n) for r, n in _shown(connection, set(roots.values()), known_at).items())
     for entity, score in scored:
@@ -345,7 +340,7 @@ def visible_entities(
     connection: Connection, ids: Iterable[UUID], *, known_at: datetime | None = None
 ) -> dict[UUID, UUID]:
     """Each id -> the entity it stands for (merges followed), for those known and not archived."""
-    roots = _roots(connection, ids, known_at)
+    roots = roots_of(connection, ids, known_at=known_at)
     if known_at is not None:
         known_then = connection.execute(_KNOWN_THEN, {"ids": list(roots), "known_at": known_at})
         roots = {e: roots[e] for e in known_then.scalars()}
@@ -357,31 +352,6 @@ _KNOWN_THEN: Final = select(entities.c.entity_id).where(
     entities.c.entity_id.in_(bindparam("ids", expanding=True)),
     entities.c.first_seen <= bindparam("known_at"),
 )
-
-
-def _roots(
-    connection: Connection, ids: Iterable[UUID], known_at: datetime | None
-) -> dict[UUID, UUID]:
-    """Each id -> the entity it was merged into (as known at `known_at`), followed to the end."""
-    wanted = list(dict.fromkeys(ids))
-    statement = _MERGED_NOW if known_at is None else _MERGED_THEN
-    into: dict[UUID, UUID] = {}
-    asked = set(wanted)
-    pending = set(wanted)
-    while pending:
-        found = connection.execute(statement, {"ids": list(pending), "known_at": known_at})
-        moved = {r.entity_id: r.merged_into for r in found}
-        into.update(moved)
-        pending = set(moved.values()) - asked
-        asked |= pending
-
-    def root(entity: UUID) -> UUID:
-        seen = {entity}
-        while (entity := into.get(entity, entity)) not in seen:
-            seen.add(entity)
-        return entity
-
-    return {e: root(e) for e in wanted}
 
 
 def _shown(

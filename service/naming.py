@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Final, NamedTuple
+from typing import NamedTuple
 from uuid import UUID
 
 import msgspec
 
 from apexmem.domain.deciders import create_entity, decide_summary
 from apexmem.domain.identities import alias_id
+from apexmem.domain.merges import MAX_MERGE_HOPS, followed
 from apexmem.domain.names import canonical_name, display_name
 from apexmem.domain.state import EntityState
 from apexmem.domain.types import resolve_entity_type
@@ -21,7 +22,6 @@ from apexmem.service.staging import Meta, Staging
 __all__ = ["NameKey", "Resolution", "follow", "name_key", "resolve"]
 
 _logger = get_logger()
-_MAX_MERGE_CHAIN: Final = 32
 
 
 class NameKey(NamedTuple):
@@ -112,9 +112,8 @@ def follow(staging: Staging, entity: UUID) -> UUID:
 
 
 def _followed(staging: Staging, entity: UUID) -> tuple[UUID, EntityState]:
-    for _ in range(_MAX_MERGE_CHAIN):
-        state: EntityState = staging.state("entity", entity)
-        if state.merged_into is None:
-            return entity, state
-        entity = state.merged_into
-    raise ValidationError("entity", str(entity), "has a merge chain longer than 32")
+    end = followed(entity, lambda e: staging.state("entity", e).merged_into)
+    state: EntityState = staging.state("entity", end)
+    if state.merged_into is not None:
+        raise ValidationError("entity", str(end), f"has a merge chain longer than {MAX_MERGE_HOPS}")
+    return end, state

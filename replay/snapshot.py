@@ -8,6 +8,7 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.domain.merges import followed
 from apexmem.events.entity import EntityArchived, EntityMerged, EntityObserved
 from apexmem.events.fact import (
     FactArchived,
@@ -162,8 +163,7 @@ def _asserted(event: RecordedEvent, data: FactAsserted) -> FactView:
 
 def _named(fact: FactView, names: dict[UUID, str], merged: dict[UUID, UUID]) -> FactView:
     def name(entity: UUID) -> str:
-        while entity in merged:
-            entity = merged[entity]
+        entity = followed(entity, merged.get)
         return names.get(entity, str(entity))
 
     target = name(fact.object_id) if fact.object_id is not None else fact.object

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 from blake3 import blake3
 
-__all__ = ["Embedder", "HashingEmbedder", "Vectors", "normalized"]
+__all__ = ["Embedder", "HashingEmbedder", "Vectors", "entity_text", "normalized"]
 
 Vectors = npt.NDArray[np.float32]
 """A float32 array of shape (n, dimension), one L2-normalized row per text."""
@@ -40,6 +40,14 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One normalized row per text, in order; shape (len(texts), dimension)."""
         ...
+
+
+def entity_text(name: str, summary: str | None) -> str:
+    """The text an entity is embedded by: its name, then `: ` and its summary if it has one.
+
+    Stored vectors are keyed by a hash of this text: a change re-embeds every entity.
+    """
+    return name if not summary else f"{name}: {summary}"
 
 
 def normalized(vectors: npt.NDArray[np.floating]) -> Vectors:

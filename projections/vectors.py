@@ -11,10 +11,11 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.domain.embedding import entity_text
 from apexmem.events.entity import EntityObserved
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted
-from apexmem.events.envelope import RecordedEvent
 
 __all__ = ["KINDS", "TEXT_TAGS", "Kind", "VectorText", "text_of"]
 
@@ -44,6 +45,5 @@ def text_of(event: RecordedEvent) -> VectorText | None:
     if isinstance(data, MessageRecorded):
         return VectorText("message", data.message_id, data.text)
     if isinstance(data, EntityObserved) and (event.version == 1 or data.summary is not None):
-        text = data.name if not data.summary else f"{data.name}: {data.summary}"
-        return VectorText("entity", data.entity_id, text)
+        return VectorText("entity", data.entity_id, entity_text(data.name, data.summary))
     return None

@@ -26,7 +26,7 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from apexmem.domain.embedding import Vectors
+from apexmem.domain.embedding import Vectors, entity_text
 from apexmem.domain.resolution import (
     THRESHOLD_JUDGE,
     Candidate,
@@ -58,11 +58,6 @@ NEAREST: Final = 10
 """Entities asked of the index per new name (of every type; the type filter comes after)."""
 _CACHED_TEXTS: Final = 4_096
 _OBSERVED: Final = ("entity-observed.v1",)
-
-
-def entity_text(name: str, summary: str | None) -> str:
-    """The text an entity is embedded by (as the vectors projection embeds it)."""
-    return name if not summary else f"{name}: {summary}"
 
 
 class _Seen:

@@ -238,6 +238,7 @@ class VectorIndex:
     def forget(self) -> None:
         """The read models were dropped: rebuild on the next look, and drop the file."""
         self._kinds = None
+        self._saved = (-1, -1)  # the rebuilt indexes may reach the same marks: save them again
         self.path.unlink(missing_ok=True)
 
     def save(self) -> bool:

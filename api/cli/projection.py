@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["project", "rebuild", "stats"]
 
+
 @click.command()
 @click.option("--follow", is_flag=True, help="Keep projecting new events until SIGTERM or SIGINT.")
 @pass_state

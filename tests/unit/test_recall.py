@@ -235,11 +235,13 @@ def test_usage_recording_can_be_turned_off(tmp_path: Path, clock: Callable[[], d
         assert mem.log.last_position() == before
 
 
-def test_usage_is_appended_before_the_next_write(team: Memory) -> None:
+def test_usage_is_appended_with_the_next_write_in_one_append(team: Memory) -> None:
     team.recall("platform team")
-    team.assert_fact(subject="Carol", relation="uses", object="Golang")
-    tags = [e.tag for e in team.events(start=team.log.last_position() - 5)]
-    assert tags.index("facts-retrieved.v1") < tags.index("fact-asserted.v1")
+    ref = team.assert_fact(subject="Carol", relation="uses", object="Golang")
+    appended = list(team.events(start=ref.position))
+    tags = [e.tag for e in appended]
+    assert tags.index("fact-asserted.v1") < tags.index("facts-retrieved.v1")
+    assert len({e.recorded_at for e in appended}) == 1  # one append: one transaction time
 
 
 def _late_after(monkeypatch: pytest.MonkeyPatch, step: str) -> list[BaseException | None]:

@@ -414,12 +414,8 @@ class Memory(View):
         *,
         progress: Progress | None = None,
     ) -> BackfillReport:
-        """Extract entities and facts from the messages not yet read, oldest first.
-
-        At most `limit` messages (all when None); `extractor` replaces `self.extractor`
-        for this run. Running it again reads nothing new: each message read is marked in
-        the log. `progress(done, total)` is called after each chunk of messages.
-        """
+        """Extract entities and facts from up to `limit` messages not yet read, oldest
+        first, with `extractor` (else `self.extractor`); see `service.backfill.Backfill`."""
         return self._backfill.backfill(limit, extractor, progress=progress)
 
     def link_notes(self, *, actor: str | None = None) -> Linking:

@@ -15,8 +15,8 @@ from uuid import UUID
 import msgspec
 
 from apexmem.domain.identities import episode_id
-from apexmem.events.episode import EntitiesMentioned, EpisodeStarted
 from apexmem.events.envelope import RecordedEvent
+from apexmem.events.episode import EntitiesMentioned, EpisodeStarted
 
 __all__ = ["Linked", "entities_mentioned", "episode_started", "linked"]
 

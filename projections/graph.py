@@ -17,6 +17,7 @@ from uuid import UUID
 import msgspec
 
 from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
 from apexmem.events.extraction import MessageExtracted
 from apexmem.events.fact import (
@@ -26,7 +27,6 @@ from apexmem.events.fact import (
     FactRetracted,
     FactSuperseded,
 )
-from apexmem.events.envelope import RecordedEvent
 from apexmem.events.policy import DecayRateSet, FactsRetrieved, RetrievalCountsDecayed
 from apexmem.events.similarity import EntityMatched
 from apexmem.projections.communities import COMMUNITY_PROJECTORS, CommunityChange

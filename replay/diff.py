@@ -9,8 +9,8 @@ from uuid import UUID
 import msgspec
 from sqlalchemy import Connection, select
 
-from apexmem.events.fact import FactAsserted, FactRetracted, FactSuperseded
 from apexmem.events.envelope import RecordedEvent
+from apexmem.events.fact import FactAsserted, FactRetracted, FactSuperseded
 from apexmem.events.ports import Log
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.tables import facts

@@ -10,6 +10,7 @@ import msgspec
 
 from apexmem.domain.merges import followed
 from apexmem.events.entity import EntityArchived, EntityMerged, EntityObserved
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.fact import (
     FactArchived,
     FactAsserted,
@@ -17,7 +18,7 @@ from apexmem.events.fact import (
     FactRetracted,
     FactSuperseded,
 )
-from apexmem.events.log import EventLog, RecordedEvent
+from apexmem.events.ports import Log
 
 __all__ = ["FactView", "Snapshot", "snapshot"]
 
@@ -86,7 +87,7 @@ class _Folded:
         self.facts: dict[UUID, FactView] = {}
 
 
-def snapshot(log: EventLog, *, until: int | None = None) -> Snapshot:
+def snapshot(log: Log, *, until: int | None = None) -> Snapshot:
     """Fold the log (up to position `until`) into names and fact versions."""
     folded = _Folded()
     last = 0

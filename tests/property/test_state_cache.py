@@ -147,6 +147,8 @@ ALIASES = st.builds(
 BATCHES = st.lists(st.lists(ASSERTIONS | ALIASES, min_size=1, max_size=6), min_size=1, max_size=6)
 
 SEED_STREAM = UUID(int=99)
+
+
 def _writer(log: EventLog, settings: Settings, *, cache: StateCache | None = None) -> Writer:
     """A writer on its own pipeline (no read models to project)."""
     pipeline = Pipeline(log, retries=settings.memory.log.write_retries, project=lambda: None)

@@ -18,6 +18,7 @@ from uuid import UUID, uuid5
 import msgspec
 
 from apexmem.domain.commands import AssertFact, Command
+from apexmem.domain.embedding import entity_text
 from apexmem.domain.identities import NS
 from apexmem.domain.merges import followed
 from apexmem.domain.settings import Settings
@@ -32,7 +33,6 @@ from apexmem.readmodels import ReadModelStore, tracked_position
 from apexmem.readmodels.vectors import VECTORS
 from apexmem.service.logs import get_logger
 from apexmem.service.pipeline import Append, Pipeline
-from apexmem.service.resolution import entity_text
 from apexmem.service.similarity import Similarity
 from apexmem.service.writer import COMMANDS, Batch, Writer
 

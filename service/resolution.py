@@ -50,7 +50,7 @@ from apexmem.service.naming import follow
 from apexmem.service.similarity import Similarity
 from apexmem.service.staging import Meta, Staging
 
-__all__ = ["SimilarWrites", "entity_text", "similar_writes"]
+__all__ = ["SimilarWrites", "similar_writes"]
 
 _logger = get_logger()
 

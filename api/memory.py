@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 from uuid import UUID
 
-from apexmem.config import EVENTS_FILE, READMODELS_FILE, home, load_settings
+from apexmem.composition import checked_clock, compose, default_clock
+from apexmem.config import home, load_settings
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -22,7 +23,6 @@ from apexmem.domain.commands import (
     RetractFact,
     SetDecayRate,
     build,
-    build_many,
     validated,
 )
 from apexmem.domain.embedding import Embedder
@@ -30,30 +30,24 @@ from apexmem.domain.extraction import Extractor
 from apexmem.domain.resolution import Disambiguator
 from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import Summarizer
-from apexmem.embedders import embedder_for
 from apexmem.events.envelope import RecordedEvent
-from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
-from apexmem.events.log import EventLog
-from apexmem.readmodels import CommunityRow, ReadModelStore, graph_stats
+from apexmem.events.errors import ApexmemError, ValidationError
+from apexmem.readmodels import CommunityRow, graph_stats
 from apexmem.readmodels.decay import fading_at
-from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
+from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.diff import Diff, diff
-from apexmem.replay.projections import Projections
 from apexmem.replay.runner import CatchUp, Progress
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
 from apexmem.replay.verify import VerifyReport, verify
-from apexmem.service.arguments import REQUIRED, given, uuid_of
-from apexmem.service.backfill import Backfill, BackfillReport
-from apexmem.service.eviction import Eviction, EvictionReport
-from apexmem.service.linking import Linking, NoteLinker
+from apexmem.service import audit
+from apexmem.service.arguments import REQUIRED, fact_commands, given, in_batch
+from apexmem.service.backfill import BackfillReport
+from apexmem.service.eviction import EvictionReport
+from apexmem.service.linking import Linking
 from apexmem.service.logs import get_logger
 from apexmem.service.merging import MergeRow, merges_in
-from apexmem.service.moves import Moves
-from apexmem.service.pipeline import Pipeline
-from apexmem.service.recall import Recaller
 from apexmem.service.recall_query import RecallQuery
 from apexmem.service.recalled import Recall, RecallHit, format_context
-from apexmem.service.resolution import similar_writes
 from apexmem.service.results import (
     AliasRef,
     EntityRef,
@@ -66,11 +60,10 @@ from apexmem.service.results import (
     RetractRef,
 )
 from apexmem.service.similarity import Similar, Similarity
-from apexmem.service.upkeep import Assignment, Communities, Detection
-from apexmem.service.usage import Usage, UsageDecay
+from apexmem.service.upkeep import Assignment, Detection
+from apexmem.service.usage import UsageDecay
 from apexmem.service.view import TimeArg, View, as_time, moment_of
-from apexmem.service.writer import Writer
-from apexmem.timetravel import copy_until, read_only_reason, replayed_at
+from apexmem.timetravel import copy_until, read_only_reason
 
 __all__ = ["Memory"]
 
@@ -99,68 +92,23 @@ class Memory(View):
         self.clock = clock
         self.read_only = read_only_reason(directory)
         """Why writes are refused (a replayed directory), or None."""
-        self.log = EventLog(
-            directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous, clock=clock
-        )
-        self.store = ReadModelStore(directory / READMODELS_FILE)
-        if self.store.set_aside is not None:
-            kept, error = self.store.set_aside
-            _logger.warning("readmodels.damaged", kept=str(kept), error=error, rebuilding=True)
-        if self.store.relaid_from is not None:
-            _logger.warning("readmodels.relaid", layout=self.store.relaid_from, rebuilding=True)
-        vectors = settings.memory.vectors
-        chosen = None
-        if vectors.enabled:
-            chosen = embedder if embedder is not None else embedder_for(vectors)
-        self.projections = Projections(self.log, self.store, settings, embedder=chosen)
-        self.similarity: Similarity | None = None
-        """The vector side (None when `[memory.vectors] enabled = false`)."""
-        if vectors.enabled:
-            self.similarity = Similarity(self.projections)
-        self._pipeline = Pipeline(
-            self.log,
-            retries=settings.memory.log.write_retries,
-            project=self._ready,
-            read_only=self.read_only,
-        )
-        self._writer = Writer(
-            self._pipeline,
-            self.log,
-            settings,
-            clock,
-            moves=Moves(self.log, self.store),
-            similar=similar_writes(
-                settings.memory.graph, self.similarity, self.log, self.store, disambiguator
-            ),
-        )
-        self._recaller = Recaller(self.store, self.similarity, settings, clock)
-        ready = self._ready
-        self._usage = Usage(
-            self._pipeline, store=self.store, settings=settings, clock=clock, ready=ready
-        )
-        self._communities = Communities(
-            self._pipeline, store=self.store, settings=settings, ready=ready
-        )
-        self._eviction = Eviction(
-            self._pipeline,
-            log=self.log,
-            store=self.store,
+        services = compose(
+            directory,
             settings=settings,
             clock=clock,
-            ready=ready,
+            read_only=self.read_only,
+            embedder=embedder,
+            disambiguator=disambiguator,
         )
-        self._linker = NoteLinker(
-            self._pipeline,
-            self._writer,
-            log=self.log,
-            store=self.store,
-            settings=settings,
-            similarity=self.similarity,
-            ready=ready,
-        )
-        if settings.memory.graph.note_linking.enabled:
-            self._pipeline.declare(self._linker)
-        self._backfill = Backfill(self._pipeline, self._writer, store=self.store, ready=ready)
+        self.log = services.log
+        self.store = services.store
+        self.projections = services.projections
+        self.similarity = services.similarity
+        """The vector side (None when `[memory.vectors] enabled = false`)."""
+        self._services = services
+        self._pipeline = services.pipeline
+        self._writer = services.writer
+        self._recaller = services.recaller
         super().__init__(
             self.store,
             ready=self._ready,
@@ -192,7 +140,7 @@ class Memory(View):
         memory = cls(
             directory,
             settings=chosen,
-            clock=_checked_clock(clock) if clock is not None else _default_clock(directory),
+            clock=checked_clock(clock) if clock is not None else default_clock(directory),
             embedder=embedder,
             disambiguator=disambiguator,
         )
@@ -237,6 +185,18 @@ class Memory(View):
         """`execute` for commands this facade built itself (already validated)."""
         return self._writer.execute(commands, idempotency_key=idempotency_key)
 
+    def _command(
+        self,
+        kind: type[Command],
+        fields: Mapping[str, Any],
+        result: type[R],
+        idempotency_key: str | None = None,
+    ) -> R:
+        """One command built from `fields` (validated, named by field) and its result."""
+        [done] = self._write([build(kind, fields)], idempotency_key)
+        assert isinstance(done, result)
+        return done
+
     def assert_fact(
         self,
         *,
@@ -263,10 +223,8 @@ class Memory(View):
         `object` names another entity; `value` is a literal instead; neither makes a note
         about the subject (`fact` is then its sentence). Unknown fields are refused by name.
         """
-        fields = given(locals(), unknown)
-        [result] = self._write([build(AssertFact, fields)], idempotency_key)
-        assert isinstance(result, FactRef)
-        return result
+        fields = given(locals(), unknown, Memory.assert_fact.__kwdefaults__)
+        return self._command(AssertFact, fields, FactRef, idempotency_key)
 
     def assert_facts(
         self, facts: Iterable[Mapping[str, Any] | AssertFact], *, idempotency_key: str | None = None
@@ -275,22 +233,14 @@ class Memory(View):
 
         Each fact is a mapping of AssertFact's fields or an AssertFact (validated the same).
         """
-        if isinstance(facts, Mapping | str | bytes):
-            raise ValidationError("facts", _short(facts), "is not a list of facts")
-        given = list(facts)
-        if all(isinstance(f, Mapping) for f in given):
-            commands = _built(given)  # validated in one msgspec call
-        else:
-            commands = [_fact_at(i, f) for i, f in enumerate(given)]
+        commands = fact_commands(facts)
         try:
             results = self._write(commands, idempotency_key)
         except ValidationError as e:
-            # The write path names a lone command's field without its index.
-            if e.field.startswith("["):
-                raise ValidationError(f"facts{e.field}", e.value, e.rule) from e
-            if len(commands) == 1 and e.field != "idempotency_key":
-                raise ValidationError(f"facts[0].{e.field}", e.value, e.rule) from e
-            raise
+            named = in_batch("facts", e, len(commands))
+            if named is e:
+                raise
+            raise named from e
         return [r for r in results if isinstance(r, FactRef)]
 
     def observe_entity(
@@ -304,7 +254,8 @@ class Memory(View):
         **unknown: Any,
     ) -> EntityRef:
         """Make sure an entity exists (optionally with a new summary)."""
-        return _one(self._write([build(ObserveEntity, given(locals(), unknown))]), EntityRef)
+        fields = given(locals(), unknown, Memory.observe_entity.__kwdefaults__)
+        return self._command(ObserveEntity, fields, EntityRef)
 
     def add_alias(
         self,
@@ -317,7 +268,8 @@ class Memory(View):
         **unknown: Any,
     ) -> AliasRef:
         """Claim another name for an entity of the same type; the first claim wins."""
-        return _one(self._write([build(AddAlias, given(locals(), unknown))]), AliasRef)
+        fields = given(locals(), unknown, Memory.add_alias.__kwdefaults__)
+        return self._command(AddAlias, fields, AliasRef)
 
     def retract(
         self,
@@ -334,7 +286,7 @@ class Memory(View):
             "reason": reason,
             "actor": actor,
         }
-        return _one(self._write([build(RetractFact, fields)]), RetractRef)
+        return self._command(RetractFact, fields, RetractRef)
 
     def record_message(
         self,
@@ -348,7 +300,8 @@ class Memory(View):
         **unknown: Any,
     ) -> MessageRef:
         """Store one message of a conversation (`episode`) verbatim."""
-        return _one(self._write([build(RecordMessage, given(locals(), unknown))]), MessageRef)
+        fields = given(locals(), unknown, Memory.record_message.__kwdefaults__)
+        return self._command(RecordMessage, fields, MessageRef)
 
     def merge(
         self,
@@ -362,12 +315,13 @@ class Memory(View):
         **unknown: Any,
     ) -> MergeRef:
         """Merge an entity forward into another of the same type; its names keep resolving."""
-        return _one(self._write([build(MergeEntities, given(locals(), unknown))]), MergeRef)
+        fields = given(locals(), unknown, Memory.merge.__kwdefaults__)
+        return self._command(MergeEntities, fields, MergeRef)
 
     def set_decay_rate(self, edge_type: str, rate: float, *, actor: str | None = None) -> PolicyRef:
         """Set the confidence decay rate (per day) of one edge type."""
         fields = {"edge_type": edge_type, "rate": rate, "actor": actor}
-        return _one(self._write([build(SetDecayRate, fields)]), PolicyRef)
+        return self._command(SetDecayRate, fields, PolicyRef)
 
     def map_relation(
         self,
@@ -380,10 +334,10 @@ class Memory(View):
         **unknown: Any,
     ) -> PolicyRef:
         """Teach the ontology a canonical relation, its aliases and cardinality."""
-        fields = given(locals(), unknown)
-        if isinstance(aliases, tuple):
+        fields = given(locals(), unknown, Memory.map_relation.__kwdefaults__)
+        if isinstance(fields.get("aliases"), tuple):
             fields["aliases"] = list(aliases)
-        return _one(self._write([build(MapRelation, fields)]), PolicyRef)
+        return self._command(MapRelation, fields, PolicyRef)
 
     # Upkeep ------------------------------------------------------------------------------
 
@@ -391,21 +345,21 @@ class Memory(View):
     def summarizer(self) -> Summarizer:
         """Writes the summary of each new or changed community; replace it
         (`mem.summarizer = MySummarizer()`) to use a model. Its verdicts are recorded."""
-        return self._communities.summarizer
+        return self._services.communities.summarizer
 
     @summarizer.setter
     def summarizer(self, summarizer: Summarizer) -> None:
-        self._communities.summarizer = summarizer
+        self._services.communities.summarizer = summarizer
 
     @property
     def extractor(self) -> Extractor:
         """Reads messages for `backfill`; replace it (`mem.extractor = ...`) to use a model.
         Its verdicts are recorded."""
-        return self._backfill.extractor
+        return self._services.backfill.extractor
 
     @extractor.setter
     def extractor(self, extractor: Extractor) -> None:
-        self._backfill.extractor = extractor
+        self._services.backfill.extractor = extractor
 
     def backfill(
         self,
@@ -416,48 +370,48 @@ class Memory(View):
     ) -> BackfillReport:
         """Extract entities and facts from up to `limit` messages not yet read, oldest
         first, with `extractor` (else `self.extractor`); see `service.backfill.Backfill`."""
-        return self._backfill.backfill(limit, extractor, progress=progress)
+        return self._services.backfill.backfill(limit, extractor, progress=progress)
 
     def link_notes(self, *, actor: str | None = None) -> Linking:
         """Link each entity first seen since the last pass to its similar entities
         (A-MEM note linking; `[memory.graph.note_linking]`, needs vectors)."""
-        return self._linker.link_notes(actor=actor)
+        return self._services.linker.link_notes(actor=actor)
 
     def decay_usage(self, *, force: bool = False, actor: str | None = None) -> UsageDecay:
         """Decay the retrieval counts of facts not retrieved within the interval (A-MEM);
         at most once per `link_weight_decay_interval_secs` unless `force`."""
-        return self._usage.decay_usage(force=force, actor=actor)
+        return self._services.usage.decay_usage(force=force, actor=actor)
 
     def retrieval_counts(self, fact_ids: Iterable[UUID | str]) -> dict[UUID, float]:
         """How often recalls returned each of these fact versions, after the decay passes
         (facts never returned are left out). Usage held for a batch is recorded first."""
-        return self._usage.retrieval_counts(fact_ids)
+        return self._services.usage.retrieval_counts(fact_ids)
 
     def evict(self, *, dry_run: bool = False, actor: str | None = None) -> EvictionReport:
         """Archive what the seeds' eviction removes, as events; `dry_run` only lists it
         (`[memory.graph] expired_edge_retention_days` and `max_entities` decide)."""
-        return self._eviction.evict(dry_run=dry_run, actor=actor)
+        return self._services.eviction.evict(dry_run=dry_run, actor=actor)
 
     def detect_communities(
         self, *, summarizer: Summarizer | None = None, actor: str | None = None
     ) -> Detection:
         """Label propagation over the active edges; record what changed (new or changed
         communities summarized by `summarizer`, else `self.summarizer`)."""
-        return self._communities.detect_communities(summarizer=summarizer, actor=actor)
+        return self._services.communities.detect_communities(summarizer=summarizer, actor=actor)
 
     def assign_communities(self, *, actor: str | None = None) -> Assignment:
         """Place entities that belong to no community by their neighbours' votes."""
-        return self._communities.assign_communities(actor=actor)
+        return self._services.communities.assign_communities(actor=actor)
 
     def communities(self, *, limit: int = 50, top: int = 5) -> list[CommunityRow]:
         """Live communities, largest first: name, recorded summary, size, best-connected
         members (at most `limit` communities, `top` members each)."""
-        return self._communities.communities(limit=limit, top=top)
+        return self._services.communities.communities(limit=limit, top=top)
 
     def decay_rates(self, *, known_at: TimeArg = None) -> dict[str, float]:
         """The confidence decay rate (per day) of every edge type, as known at `known_at`
         (now when None): the latest `set_decay_rate`, else `default_decay_rate`."""
-        return self._communities.decay_rates(known_at=known_at)
+        return self._services.communities.decay_rates(known_at=known_at)
 
     def merges(self, *, apart: bool = False, limit: int = 100) -> list[MergeRow]:
         """Entities merged into others, oldest first, with the similarity verdict if any.
@@ -638,30 +592,15 @@ class Memory(View):
         the subject or the object of (merged entities included). Archived (evicted) entities
         keep their history, archive events included.
         """
-        given = [k for k, v in (("fact", fact), ("entity", entity), ("slot", slot)) if v]
-        if len(given) != 1:
-            raise ValidationError(
-                "history",
-                given,
-                "names what to show by exactly one of fact, entity and slot",
-            )
-        if fact is not None:
-            found = self.log.find(f"fact:{_uuid('fact', fact)}")
-            if found is None:
-                raise NotFoundError(f"fact: no fact {fact} in this memory")
-            return history_of(self.log, [found.stream_id])
-        if slot is not None:
-            return history_of(self.log, [_uuid("slot", slot)])
-        assert entity is not None
-        return history_of(self.log, self._entity_streams(entity, entity_type))
-
-    def _entity_streams(self, name: str, entity_type: str | None) -> list[UUID]:
-        self._ready()
-        with self.store.read() as connection:
-            streams = entity_streams(connection, name, entity_type=entity_type)
-        if not streams:
-            raise NotFoundError(f"entity: no entity named {name!r}")
-        return streams
+        return audit.history(
+            self.log,
+            self.store,
+            ready=self._ready,
+            fact=fact,
+            entity=entity,
+            entity_type=entity_type,
+            slot=slot,
+        )
 
     def events(
         self, *, start: int = 1, stop: int | None = None, tags: Sequence[str] = ()
@@ -682,28 +621,6 @@ class Memory(View):
         return verify(self.log)
 
 
-def _checked_clock(clock: Callable[[], datetime]) -> Callable[[], datetime]:
-    """`clock`, refusing a reading without a timezone (every stored time is UTC) at the call
-    that reads it, before anything is decided or written."""
-
-    def read() -> datetime:
-        now = clock()
-        if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
-            raise ValidationError("clock", now, "is not a datetime with a timezone")
-        return now
-
-    return read
-
-
-def _default_clock(directory: Path) -> Callable[[], datetime]:
-    """The wall clock, or for a replayed directory the moment it shows (which decay is
-    measured at: a replay answers as the memory did then)."""
-    moment = replayed_at(directory)
-    if moment is None:
-        return lambda: datetime.now(UTC)
-    return lambda: moment
-
-
 def _required(value: TimeArg, field: str = "until") -> datetime:
     when = as_time(field, value)
     if when is None:
@@ -713,43 +630,3 @@ def _required(value: TimeArg, field: str = "until") -> datetime:
 
 def _bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
-
-
-def _built(facts: Sequence[Any]) -> list[AssertFact]:
-    try:
-        return build_many(AssertFact, facts)
-    except ValidationError as e:
-        raise ValidationError(f"facts{e.field}", e.value, e.rule) from e
-
-
-def _fact_at(index: int, fact: object) -> AssertFact:
-    """The `index`th fact of a batch given as a mapping or an AssertFact, validated."""
-    if not isinstance(fact, Mapping | AssertFact):
-        raise ValidationError(
-            f"facts[{index}]",
-            _short(fact),
-            "is not a mapping of AssertFact's fields or an AssertFact",
-        )
-    try:
-        if isinstance(fact, Mapping):
-            return build(AssertFact, fact)
-        [command] = validated([fact])
-    except ValidationError as e:
-        raise ValidationError(f"facts[{index}].{e.field}", e.value, e.rule) from e
-    assert isinstance(command, AssertFact)
-    return command
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _one(results: list[Result], kind: type[R]) -> R:
-    [result] = results
-    assert isinstance(result, kind)
-    return result
-
-
-def _uuid(field: str, value: UUID | str) -> UUID:
-    return uuid_of(field, value)

@@ -27,18 +27,19 @@ def followed(start: T, step: Callable[[T], T | None], *, bound: int = MAX_MERGE_
     The walk start, step(start), ... stops at the first id that has no successor, that the
     walk has met before (a cycle ends where it closes), or that is `bound` hops from start.
     """
-    seen = {start}
+    seen: set[T] | None = None  # most ids were never merged: no set for them
     current = start
     for _ in range(bound):
         following = step(current)
         if following is None:
             return current
+        if seen is None:
+            seen = {start}
         if following in seen:
             return following
         seen.add(following)
         current = following
     return current
-
 
 def merge_roots(into: Mapping[T, T], ids: Iterable[T]) -> dict[T, T]:
     """Each of `ids` -> where it resolves to through `into` (id -> the id it was merged into)."""

@@ -31,7 +31,8 @@ T_co = TypeVar("T_co", covariant=True)
 _logger = get_logger()
 
 
-class Append(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False: one per write, never part of a reference cycle.
+class Append(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What one attempt appends: its events (none: nothing to write), in one batch."""
 
     events: Sequence[NewEvent] = ()
@@ -105,10 +106,11 @@ class Pipeline:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
 
     def run(self, kind: str, prepare: Callable[[int], Attempt[T]]) -> T:
-        """Run one operation of `kind`: `prepare(attempt)` is called for every try."""
+        """Run one operation of `kind`: `prepare(attempt)` is called for every try, outside
+        the lock (it may read the read models or ask a model); the attempt it returns decides
+        and appends while this memory's lock and the log's write lock are held."""
         self.refuse_if_read_only()
-        with self.lock:
-            done = self._tries(kind, prepare)
+        done = self._tries(kind, prepare)
         self._project()
         for policy in self._policies:
             if kind in policy.after:
@@ -119,27 +121,31 @@ class Pipeline:
         for tried in range(self._retries + 1):
             attempt = prepare(tried)
             try:
-                with self._log.locked() as locked:
-                    wanted = attempt.decide(locked)
-                    appended = self._append(locked, wanted)
+                with self.lock:
+                    with self._log.locked() as locked:
+                        wanted = attempt.decide(locked)
+                        appended, rode = self._append(locked, wanted)
+                    del self._usage[:rode]  # committed with the attempt's events
             except ConcurrencyError:
                 attempt.conflicted()
                 _logger.info("write.conflicted", kind=kind, attempt=tried + 1)
                 if tried == self._retries:
                     raise
                 continue
-            if appended is not None and not appended.repeated:
-                self._usage = []  # they rode along
             return attempt.finish(appended)
         raise AssertionError("unreachable")
 
-    def _append(self, locked: LockedLog, wanted: Append) -> AppendResult | None:
-        """One append of the attempt's events and the usage held (None: nothing to write;
-        an idempotency key alone is recorded, with its receipt)."""
-        if not wanted.events and not self._usage and wanted.idempotency_key is None:
-            return None
-        events = [*wanted.events, *self._usage] if self._usage else wanted.events
-        return locked.append(events, idempotency_key=wanted.idempotency_key, receipt=wanted.receipt)
+    def _append(self, locked: LockedLog, wanted: Append) -> tuple[AppendResult | None, int]:
+        """One append of the attempt's events and the usage held, and how many usage events
+        it took (None: nothing to write; an idempotency key alone is recorded)."""
+        usage = self._usage
+        if not wanted.events and not usage and wanted.idempotency_key is None:
+            return None, 0
+        events = [*wanted.events, *usage] if usage else wanted.events
+        appended = locked.append(
+            events, idempotency_key=wanted.idempotency_key, receipt=wanted.receipt
+        )
+        return appended, 0 if appended.repeated else len(usage)
 
     # Recall usage -----------------------------------------------------------------------
 

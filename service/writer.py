@@ -129,6 +129,19 @@ class Writer:
 class Batch:
     """One attempt at a batch of commands (see Writer.execute), its results once appended."""
 
+    __slots__ = (
+        "_cache",
+        "_commands",
+        "_complete",
+        "_drafts",
+        "_extra",
+        "_head",
+        "_key",
+        "_repeated",
+        "_staging",
+        "_writer",
+    )
+
     def __init__(
         self,
         writer: Writer,

@@ -1,0 +1,158 @@
+"""The composition root: the one place a memory's storage and services are built and wired.
+
+`Memory` holds what `compose` returns and passes every call on; each service gets exactly
+the collaborators it uses, in its constructor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from apexmem.config import EVENTS_FILE, READMODELS_FILE
+from apexmem.domain.embedding import Embedder
+from apexmem.domain.resolution import Disambiguator
+from apexmem.domain.settings import Settings
+from apexmem.embedders import embedder_for
+from apexmem.events.errors import ValidationError
+from apexmem.events.log import EventLog
+from apexmem.readmodels import ReadModelStore
+from apexmem.replay.projections import Projections
+from apexmem.service.backfill import Backfill
+from apexmem.service.eviction import Eviction
+from apexmem.service.linking import NoteLinker
+from apexmem.service.logs import get_logger
+from apexmem.service.moves import Moves
+from apexmem.service.pipeline import Pipeline
+from apexmem.service.recall import Recaller
+from apexmem.service.resolution import similar_writes
+from apexmem.service.similarity import Similarity
+from apexmem.service.upkeep import Communities
+from apexmem.service.usage import Usage
+from apexmem.service.writer import Writer
+from apexmem.timetravel import replayed_at
+
+__all__ = ["Services", "checked_clock", "compose", "default_clock"]
+
+_logger = get_logger()
+
+
+class Services:
+    """A memory's storage, projections and application services, wired together."""
+
+    def __init__(
+        self,
+        *,
+        log: EventLog,
+        store: ReadModelStore,
+        projections: Projections,
+        similarity: Similarity | None,
+        pipeline: Pipeline,
+        writer: Writer,
+        settings: Settings,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.log = log
+        self.store = store
+        self.projections = projections
+        self.similarity = similarity
+        """The vector side (None when `[memory.vectors] enabled = false`)."""
+        self.pipeline = pipeline
+        self.writer = writer
+        ready = projections.ready
+        self.recaller = Recaller(store, similarity, settings, clock)
+        self.usage = Usage(pipeline, store=store, settings=settings, clock=clock, ready=ready)
+        self.communities = Communities(pipeline, store=store, settings=settings, ready=ready)
+        self.eviction = Eviction(
+            pipeline, log=log, store=store, settings=settings, clock=clock, ready=ready
+        )
+        self.linker = NoteLinker(
+            pipeline,
+            writer,
+            log=log,
+            store=store,
+            settings=settings,
+            similarity=similarity,
+            ready=ready,
+        )
+        if settings.memory.graph.note_linking.enabled:
+            pipeline.declare(self.linker)
+        self.backfill = Backfill(pipeline, writer, store=store, ready=ready)
+
+
+def compose(
+    directory: Path,
+    *,
+    settings: Settings,
+    clock: Callable[[], datetime],
+    read_only: str | None,
+    embedder: Embedder | None = None,
+    disambiguator: Disambiguator | None = None,
+) -> Services:
+    """Open the log and read models in `directory` and build every service over them.
+
+    `embedder` replaces the one `[memory.vectors] embedder` names; `read_only` (why writes
+    are refused, or None) goes to the pipeline.
+    """
+    log = EventLog(
+        directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous, clock=clock
+    )
+    store = ReadModelStore(directory / READMODELS_FILE)
+    if store.set_aside is not None:
+        kept, error = store.set_aside
+        _logger.warning("readmodels.damaged", kept=str(kept), error=error, rebuilding=True)
+    if store.relaid_from is not None:
+        _logger.warning("readmodels.relaid", layout=store.relaid_from, rebuilding=True)
+    vectors = settings.memory.vectors
+    chosen = None
+    if vectors.enabled:
+        chosen = embedder if embedder is not None else embedder_for(vectors)
+    projections = Projections(log, store, settings, embedder=chosen)
+    similarity = Similarity(projections) if vectors.enabled else None
+    pipeline = Pipeline(
+        log,
+        retries=settings.memory.log.write_retries,
+        project=projections.ready,
+        read_only=read_only,
+    )
+    writer = Writer(
+        pipeline,
+        log,
+        settings,
+        clock,
+        moves=Moves(log, store),
+        similar=similar_writes(settings.memory.graph, similarity, log, store, disambiguator),
+    )
+    return Services(
+        log=log,
+        store=store,
+        projections=projections,
+        similarity=similarity,
+        pipeline=pipeline,
+        writer=writer,
+        settings=settings,
+        clock=clock,
+    )
+
+
+def checked_clock(clock: Callable[[], datetime]) -> Callable[[], datetime]:
+    """`clock`, refusing a reading without a timezone (every stored time is UTC) at the call
+    that reads it, before anything is decided or written."""
+
+    def read() -> datetime:
+        now = clock()
+        if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+            raise ValidationError("clock", now, "is not a datetime with a timezone")
+        return now
+
+    return read
+
+
+def default_clock(directory: Path) -> Callable[[], datetime]:
+    """The wall clock, or for a replayed directory the moment it shows (which decay is
+    measured at: a replay answers as the memory did then)."""
+    moment = replayed_at(directory)
+    if moment is None:
+        return lambda: datetime.now(UTC)
+    return lambda: moment

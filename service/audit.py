@@ -1,0 +1,47 @@
+"""Audit on the write side's terms: the history of a fact, a slot or an entity, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from uuid import UUID
+
+from apexmem.events.errors import NotFoundError, ValidationError
+from apexmem.events.ports import Log
+from apexmem.readmodels import ReadModelStore
+from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
+from apexmem.service.arguments import uuid_of
+
+__all__ = ["history"]
+
+
+def history(
+    log: Log,
+    store: ReadModelStore,
+    *,
+    ready: Callable[[], None],
+    fact: UUID | str | None = None,
+    entity: str | None = None,
+    entity_type: str | None = None,
+    slot: UUID | str | None = None,
+) -> list[HistoryEntry]:
+    """Every event of a fact's slot, a slot, or an entity (named by exactly one of them),
+    oldest first, with provenance; an entity is looked up in the read models."""
+    named = [k for k, v in (("fact", fact), ("entity", entity), ("slot", slot)) if v]
+    if len(named) != 1:
+        raise ValidationError(
+            "history", named, "names what to show by exactly one of fact, entity and slot"
+        )
+    if fact is not None:
+        found = log.find(f"fact:{uuid_of('fact', fact)}")
+        if found is None:
+            raise NotFoundError(f"fact: no fact {fact} in this memory")
+        return history_of(log, [found.stream_id])
+    if slot is not None:
+        return history_of(log, [uuid_of("slot", slot)])
+    assert entity is not None
+    ready()
+    with store.read() as connection:
+        streams = entity_streams(connection, entity, entity_type=entity_type)
+    if not streams:
+        raise NotFoundError(f"entity: no entity named {entity!r}")
+    return history_of(log, streams)

@@ -49,7 +49,7 @@ from apexmem.readmodels.extraction import (
 from apexmem.replay.runner import Progress
 from apexmem.service.arguments import checked_count
 from apexmem.service.logs import get_logger
-from apexmem.service.pipeline import Append, Pipeline
+from apexmem.service.pipeline import Append, Pipeline, Versions
 from apexmem.service.results import EntityRef, FactRef, Result
 from apexmem.service.writer import Writer
 
@@ -245,7 +245,7 @@ class _Verdicts:
         actor, ids = self._actor, self._ids
         streams = list(dict.fromkeys(r.message.episode_id for r in self._readings))
         found = log.read_streams(streams)
-        versions = {s: found[s][-1].version if found.get(s) else 0 for s in streams}
+        numbered = Versions.after(found, actor=actor)
         read = {
             e.data.message_id
             for events in found.values()
@@ -258,18 +258,11 @@ class _Verdicts:
             if reading.message.message_id in read:
                 continue
             self._recorded.append(reading)
-            for data in _verdict(actor, reading, ids):
-                stream = reading.message.episode_id
-                versions[stream] += 1
-                events.append(
-                    NewEvent(
-                        stream_id=stream,
-                        version=versions[stream],
-                        data=data,
-                        actor=actor,
-                        episode=reading.message.conversation,
-                    )
-                )
+            episode = reading.message.conversation
+            events.extend(
+                numbered.event(reading.message.episode_id, data, episode=episode)
+                for data in _verdict(actor, reading, ids)
+            )
         return Append(events=events)
 
     def finish(self, appended: AppendResult | None) -> list[_Reading]:

@@ -34,7 +34,7 @@ from apexmem.readmodels.eviction import (
 )
 from apexmem.readmodels.tables import GRAPH
 from apexmem.service.logs import get_logger
-from apexmem.service.pipeline import Pipeline
+from apexmem.service.pipeline import Pipeline, Versions
 from apexmem.service.upkeep import recorded
 
 __all__ = ["EvictedEntity", "EvictedFact", "Eviction", "EvictionReport"]
@@ -237,16 +237,13 @@ def _report(
 
 def _events(seen: _Read, actor: str | None) -> list[NewEvent]:
     """One archive event per version and entity, at the next version of its stream."""
-    versions = dict(seen.versions)
-    events: list[NewEvent] = []
-    for f in seen.plan.facts:
-        versions[f.slot_id] = versions.get(f.slot_id, 0) + 1
-        data: FactArchived | EntityArchived = FactArchived(fact_id=f.fact_id, reason=f.reason)
-        events.append(
-            NewEvent(stream_id=f.slot_id, version=versions[f.slot_id], data=data, actor=actor)
-        )
-    for entity, reason in seen.plan.entities:
-        versions[entity] = versions.get(entity, 0) + 1
-        data = EntityArchived(entity_id=entity, reason=reason)
-        events.append(NewEvent(stream_id=entity, version=versions[entity], data=data, actor=actor))
+    numbered = Versions(seen.versions, actor=actor)
+    events = [
+        numbered.event(f.slot_id, FactArchived(fact_id=f.fact_id, reason=f.reason))
+        for f in seen.plan.facts
+    ]
+    events.extend(
+        numbered.event(entity, EntityArchived(entity_id=entity, reason=reason))
+        for entity, reason in seen.plan.entities
+    )
     return events

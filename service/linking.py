@@ -24,7 +24,7 @@ from apexmem.domain.merges import followed
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import EntityState
 from apexmem.events.entity import EntityObserved
-from apexmem.events.envelope import AppendResult, NewEvent
+from apexmem.events.envelope import AppendResult
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.ports import LockedLog, Log
 from apexmem.events.similarity import NotesLinked
@@ -32,7 +32,7 @@ from apexmem.projections.streams import evolve_entity, fold
 from apexmem.readmodels import ReadModelStore, tracked_position
 from apexmem.readmodels.vectors import VECTORS
 from apexmem.service.logs import get_logger
-from apexmem.service.pipeline import Append, Pipeline
+from apexmem.service.pipeline import Append, Pipeline, Versions
 from apexmem.service.similarity import Similarity
 from apexmem.service.writer import COMMANDS, Batch, Writer
 
@@ -136,7 +136,7 @@ class NoteLinker:
             threshold=settings.similarity_threshold,
             model=similarity.embedder.name,
         )
-        event = NewEvent(stream_id=LINKING_ID, version=len(marks) + 1, data=mark, actor=actor)
+        event = Versions.after({LINKING_ID: marks}, actor=actor).event(LINKING_ID, mark)
         return _Pass(
             Linking(entities=len(fresh), links=len(commands), through=through),
             len(marks),

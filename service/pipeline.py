@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
+from uuid import UUID
 
 import msgspec
 
-from apexmem.events.envelope import AppendResult, NewEvent
+from apexmem.events.base import Event
+from apexmem.events.envelope import AppendResult, NewEvent, RecordedEvent
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.policy import FactsRetrieved
 from apexmem.events.ports import LockedLog, Log
 from apexmem.service.logs import get_logger
 
-__all__ = ["Append", "Attempt", "Pipeline", "Policy"]
+__all__ = ["Append", "Attempt", "Pipeline", "Policy", "Versions"]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -39,6 +41,31 @@ class Append(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     idempotency_key: str | None = None
     receipt: bytes | None = None
     """Stored with the idempotency key, returned to a repeat of it (see Log.append)."""
+
+
+class Versions:
+    """The next version of each stream an operation appends to, counted on from the versions
+    it read (a stream it did not read starts at 1): the one way operations number events."""
+
+    __slots__ = ("_actor", "_at")
+
+    def __init__(self, read: Mapping[UUID, int] | None = None, *, actor: str | None = None):
+        self._at = dict(read) if read else {}
+        self._actor = actor
+
+    @classmethod
+    def after(
+        cls, found: Mapping[UUID, Sequence[RecordedEvent]], *, actor: str | None = None
+    ) -> Versions:
+        """Counting on from streams read from the log (each at its last event's version)."""
+        return cls({s: events[-1].version for s, events in found.items() if events}, actor=actor)
+
+    def event(self, stream: UUID, data: Event, *, episode: str | None = None) -> NewEvent:
+        """`data` at the next version of `stream`, by this operation's actor."""
+        version = self._at[stream] = self._at.get(stream, 0) + 1
+        return NewEvent(
+            stream_id=stream, version=version, data=data, actor=self._actor, episode=episode
+        )
 
 
 class Attempt(Protocol[T_co]):

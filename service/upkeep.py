@@ -53,7 +53,7 @@ from apexmem.readmodels.decay import rates_at
 from apexmem.readmodels.tables import GRAPH
 from apexmem.service.arguments import checked_count
 from apexmem.service.logs import get_logger
-from apexmem.service.pipeline import Append, Pipeline
+from apexmem.service.pipeline import Append, Pipeline, Versions
 from apexmem.service.view import TimeArg, as_time
 
 __all__ = ["Assignment", "Communities", "Detection", "Placement", "recorded"]
@@ -321,16 +321,11 @@ def _read_assignment(
         ranks,
         merged=merged_into(connection),
     )
-    versions = community_versions(connection, list(ranks))
+    numbered = Versions(community_versions(connection, list(ranks)), actor=actor)
     events, placed = [], []
     for entity, vote in chosen:
-        versions[vote.community] += 1
         data = CommunityMemberAssigned(entity_id=entity, votes=vote.votes, cast=vote.cast)
-        events.append(
-            NewEvent(
-                stream_id=vote.community, version=versions[vote.community], data=data, actor=actor
-            )
-        )
+        events.append(numbered.event(vote.community, data))
         placed.append(
             Placement(
                 entity_id=entity, community_id=vote.community, votes=vote.votes, cast=vote.cast
@@ -392,12 +387,10 @@ def _detection_events(
     actor: str | None,
 ) -> list[NewEvent]:
     """Dissolutions first, then formations, each at the next version of its stream."""
+    numbered = Versions(versions, actor=actor)
     events = [
-        NewEvent(
-            stream_id=s.community_id,
-            version=versions.get(s.community_id, 0) + 1,
-            data=CommunityDissolved(fingerprint=s.fingerprint, reason=_DISSOLVED),
-            actor=actor,
+        numbered.event(
+            s.community_id, CommunityDissolved(fingerprint=s.fingerprint, reason=_DISSOLVED)
         )
         for s in todo.dissolve
     ]
@@ -411,7 +404,5 @@ def _detection_events(
             summary=summary,
             summarizer=by,
         )
-        events.append(
-            NewEvent(stream_id=stream, version=versions.get(stream, 0) + 1, data=data, actor=actor)
-        )
+        events.append(numbered.event(stream, data))
     return events

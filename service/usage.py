@@ -17,7 +17,7 @@ import msgspec
 
 from apexmem.domain.identities import USAGE_ID
 from apexmem.domain.settings import MAX_DECAY_INTERVAL_SECS, Settings
-from apexmem.events.envelope import AppendResult, NewEvent
+from apexmem.events.envelope import AppendResult
 from apexmem.events.errors import ValidationError
 from apexmem.events.policy import RetrievalCountsDecayed
 from apexmem.events.ports import LockedLog
@@ -26,7 +26,7 @@ from apexmem.readmodels.recall import retrieval_counts
 from apexmem.readmodels.usage import usage_decays_of
 from apexmem.service.arguments import uuid_of
 from apexmem.service.logs import get_logger
-from apexmem.service.pipeline import Append, Pipeline
+from apexmem.service.pipeline import Append, Pipeline, Versions
 
 __all__ = ["Usage", "UsageDecay"]
 
@@ -138,10 +138,8 @@ class _Decay:
             next_due=cutoff,
         )
         data = RetrievalCountsDecayed(factor=self._factor, cutoff=cutoff)
-        version = passes[-1].version + 1 if passes else 1
-        return Append(
-            events=[NewEvent(stream_id=USAGE_ID, version=version, data=data, actor=self._actor)]
-        )
+        numbered = Versions.after({USAGE_ID: passes}, actor=self._actor)
+        return Append(events=[numbered.event(USAGE_ID, data)])
 
     def finish(self, appended: AppendResult | None) -> UsageDecay:
         assert self._decided is not None

@@ -8,6 +8,7 @@ each kind of write on a memory whose pipeline counts what it runs.
 from __future__ import annotations
 
 import ast
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +17,8 @@ from typing import Any, Final
 import pytest
 
 from apexmem import HashingEmbedder, Memory, parse_settings
-from apexmem.service.pipeline import Pipeline
+from apexmem.events.policy import FactsRetrieved
+from apexmem.service.pipeline import Pipeline, Versions
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 FOLDERS: Final = ("api", "service", "replay", "readmodels", "projections", "domain")
@@ -129,3 +131,14 @@ def test_recall_usage_rides_along_in_the_next_write(memory: Memory) -> None:
     same = [e.tag for e in rest if e.recorded_at == first.recorded_at]  # the same append
     assert first.tag == "fact-asserted.v1"
     assert "facts-retrieved.v1" in same
+
+
+def test_versions_count_on_from_what_was_read_and_start_new_streams_at_one() -> None:
+    read, new = uuid.uuid4(), uuid.uuid4()
+    numbered = Versions({read: 3}, actor="agent")
+    data = FactsRetrieved(fact_ids=[])
+
+    events = [numbered.event(read, data), numbered.event(new, data), numbered.event(read, data)]
+
+    assert [(e.stream_id, e.version) for e in events] == [(read, 4), (new, 1), (read, 5)]
+    assert {e.actor for e in events} == {"agent"}

@@ -36,7 +36,8 @@ from sqlalchemy import Connection
 
 from apexmem.domain.embedding import Vectors
 from apexmem.projections.vectors import KINDS, Kind
-from apexmem.readmodels.store import ReadModelStore, tracked_position
+from apexmem.readmodels.ports import ReadModels
+from apexmem.readmodels.store import tracked_position
 from apexmem.readmodels.vectors import (
     VECTORS,
     count_items,
@@ -122,7 +123,7 @@ class VectorIndex:
 
     def __init__(
         self,
-        store: ReadModelStore,
+        store: ReadModels,
         *,
         model: str,
         dimension: int,

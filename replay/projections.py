@@ -14,7 +14,8 @@ from apexmem.domain.settings import Settings
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.errors import ApexmemError
 from apexmem.events.ports import Log
-from apexmem.readmodels.store import ReadModelStore, tracked_position
+from apexmem.readmodels.ports import ReadModels
+from apexmem.readmodels.store import tracked_position
 from apexmem.readmodels.vector_index import VectorIndex
 from apexmem.readmodels.vectors import (
     VectorProjection,
@@ -49,7 +50,7 @@ class Projections:
     def __init__(
         self,
         log: Log,
-        store: ReadModelStore,
+        store: ReadModels,
         settings: Settings,
         *,
         embedder: Embedder | None = None,

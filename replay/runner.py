@@ -14,7 +14,8 @@ from apexmem.events.envelope import RecordedEvent
 from apexmem.events.ports import Log
 from apexmem.projections.graph import Change, project
 from apexmem.readmodels.apply import apply_changes
-from apexmem.readmodels.store import ReadModelStore, set_position, tracked_position
+from apexmem.readmodels.ports import ReadModels
+from apexmem.readmodels.store import set_position, tracked_position
 from apexmem.readmodels.tables import GRAPH
 
 __all__ = [
@@ -91,7 +92,7 @@ class Runner:
     def __init__(
         self,
         log: Log,
-        store: ReadModelStore,
+        store: ReadModels,
         *,
         batch_size: int = 5_000,
         projection: Projection | None = None,

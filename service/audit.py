@@ -7,7 +7,7 @@ from uuid import UUID
 
 from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.events.ports import Log
-from apexmem.readmodels import ReadModelStore
+from apexmem.readmodels import ReadModels
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
 from apexmem.service.arguments import uuid_of
 
@@ -16,7 +16,7 @@ __all__ = ["history"]
 
 def history(
     log: Log,
-    store: ReadModelStore,
+    store: ReadModels,
     *,
     ready: Callable[[], None],
     fact: UUID | str | None = None,

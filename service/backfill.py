@@ -38,7 +38,7 @@ from apexmem.events.episode import EntitiesMentioned
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.extraction import MessageExtracted
 from apexmem.events.ports import LockedLog
-from apexmem.readmodels import ReadModelStore
+from apexmem.readmodels import ReadModels
 from apexmem.readmodels.extraction import (
     PendingMessage,
     known_names,
@@ -98,7 +98,7 @@ class Backfill:
         pipeline: Pipeline,
         writer: Writer,
         *,
-        store: ReadModelStore,
+        store: ReadModels,
         ready: Callable[[], None],
     ) -> None:
         self._pipeline = pipeline

@@ -25,7 +25,7 @@ from apexmem.events.entity import EntityArchived
 from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.fact import FactArchived
 from apexmem.events.ports import LockedLog, Log
-from apexmem.readmodels import ReadModelStore, entity_groups, names_of, tracked_position
+from apexmem.readmodels import ReadModels, entity_groups, names_of, tracked_position
 from apexmem.readmodels.eviction import (
     active_facts_of,
     current_rows,
@@ -89,7 +89,7 @@ class Eviction:
         pipeline: Pipeline,
         *,
         log: Log,
-        store: ReadModelStore,
+        store: ReadModels,
         settings: Settings,
         clock: Callable[[], datetime],
         ready: Callable[[], None],

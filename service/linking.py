@@ -29,7 +29,7 @@ from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.ports import LockedLog, Log
 from apexmem.events.similarity import NotesLinked
 from apexmem.projections.streams import evolve_entity, fold
-from apexmem.readmodels import ReadModelStore, tracked_position
+from apexmem.readmodels import ReadModels, tracked_position
 from apexmem.readmodels.vectors import VECTORS
 from apexmem.service.logs import get_logger
 from apexmem.service.pipeline import Append, Pipeline, Versions
@@ -75,7 +75,7 @@ class NoteLinker:
         writer: Writer,
         *,
         log: Log,
-        store: ReadModelStore,
+        store: ReadModels,
         settings: Settings,
         similarity: Similarity | None,
         ready: Callable[[], None],

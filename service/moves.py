@@ -31,7 +31,7 @@ from apexmem.domain.timeline import Proposal, Strategy, decide_assert
 from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.fact import FactAsserted, FactRetracted
 from apexmem.events.ports import Log
-from apexmem.readmodels import ReadModelStore
+from apexmem.readmodels import ReadModels
 from apexmem.readmodels.tables import GRAPH
 from apexmem.readmodels.touching import SlotKey, slots_touching
 from apexmem.replay.projections import unprojected
@@ -47,7 +47,7 @@ class Moves:
     """Moves a merged entity's current facts; reads where they are from the graph read
     model, then the log after its position."""
 
-    def __init__(self, log: Log, store: ReadModelStore) -> None:
+    def __init__(self, log: Log, store: ReadModels) -> None:
         self.log = log
         self.store = store
 

@@ -42,7 +42,7 @@ from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms
 from apexmem.domain.settings import Settings
 from apexmem.events.timeutil import from_micros, to_micros
 from apexmem.projections.vectors import Kind
-from apexmem.readmodels import ReadModelStore, names_of
+from apexmem.readmodels import ReadModels, names_of
 from apexmem.readmodels.decay import ConfidenceNow, Fading, fading_at
 from apexmem.readmodels.moment import Lens
 from apexmem.readmodels.prepared import id_of
@@ -89,7 +89,7 @@ class Recaller:
 
     def __init__(
         self,
-        store: ReadModelStore,
+        store: ReadModels,
         similarity: Similarity | None,
         settings: Settings,
         clock: Callable[[], datetime],

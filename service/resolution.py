@@ -42,7 +42,7 @@ from apexmem.events.entity import EntityObserved
 from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.errors import ApexmemError
 from apexmem.events.ports import Log
-from apexmem.readmodels import ReadModelStore
+from apexmem.readmodels import ReadModels
 from apexmem.readmodels.vectors import VECTORS
 from apexmem.replay.projections import unprojected
 from apexmem.service.logs import get_logger
@@ -80,7 +80,7 @@ class SimilarWrites:
         self,
         similarity: Similarity,
         log: Log,
-        store: ReadModelStore,
+        store: ReadModels,
         graph: GraphSettings,
         disambiguator: Disambiguator | None = None,
     ) -> None:
@@ -219,7 +219,7 @@ def similar_writes(
     graph: GraphSettings,
     similarity: Similarity | None,
     log: Log,
-    store: ReadModelStore,
+    store: ReadModels,
     disambiguator: Disambiguator | None = None,
 ) -> SimilarWrites | None:
     """The write path's similarity, or None (no cost at all) when neither feature is on."""

@@ -36,7 +36,7 @@ from apexmem.events.envelope import AppendResult, NewEvent
 from apexmem.events.errors import ConcurrencyError
 from apexmem.events.policy import CommunitySummarized
 from apexmem.events.ports import LockedLog
-from apexmem.readmodels import CommunityRow, ReadModelStore, list_communities, tracked_position
+from apexmem.readmodels import CommunityRow, ReadModels, list_communities, tracked_position
 from apexmem.readmodels.communities import (
     active_edges,
     community_count,
@@ -109,7 +109,7 @@ class Communities:
         self,
         pipeline: Pipeline,
         *,
-        store: ReadModelStore,
+        store: ReadModels,
         settings: Settings,
         ready: Callable[[], None],
     ) -> None:
@@ -204,7 +204,7 @@ def recorded(
     kind: str,
     *,
     ready: Callable[[], None],
-    store: ReadModelStore,
+    store: ReadModels,
     read: Callable[[Connection], S],
     decide: Callable[[S], tuple[list[NewEvent], T]],
     outdated: Callable[[LockedLog, S], bool] | None = None,

@@ -21,7 +21,7 @@ from apexmem.events.envelope import AppendResult
 from apexmem.events.errors import ValidationError
 from apexmem.events.policy import RetrievalCountsDecayed
 from apexmem.events.ports import LockedLog
-from apexmem.readmodels import ReadModelStore
+from apexmem.readmodels import ReadModels
 from apexmem.readmodels.recall import retrieval_counts
 from apexmem.readmodels.usage import usage_decays_of
 from apexmem.service.arguments import uuid_of
@@ -58,7 +58,7 @@ class Usage:
         self,
         pipeline: Pipeline,
         *,
-        store: ReadModelStore,
+        store: ReadModels,
         settings: Settings,
         clock: Callable[[], datetime],
         ready: Callable[[], None],

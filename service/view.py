@@ -28,7 +28,7 @@ from apexmem.readmodels import (
     FactRow,
     MessageHit,
     Reached,
-    ReadModelStore,
+    ReadModels,
     Subgraph,
     all_entities,
     edge_history,
@@ -96,7 +96,7 @@ class View:
 
     def __init__(
         self,
-        store: ReadModelStore,
+        store: ReadModels,
         *,
         ready: Callable[[], None],
         ontology: Callable[[], Ontology],

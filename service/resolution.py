@@ -22,7 +22,6 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Final
 from uuid import UUID
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -44,11 +43,11 @@ from apexmem.events.errors import ApexmemError
 from apexmem.events.ports import Log
 from apexmem.readmodels import ReadModels
 from apexmem.readmodels.vectors import VECTORS
-from apexmem.replay.projections import unprojected
 from apexmem.service.logs import get_logger
 from apexmem.service.naming import follow
 from apexmem.service.similarity import Similarity
 from apexmem.service.staging import Meta, Staging
+from apexmem.service.unseen import Unseen
 
 __all__ = ["SimilarWrites", "similar_writes"]
 
@@ -65,7 +64,6 @@ class _Seen:
     index's position when the batch started, and those the batch created so far."""
 
     def __init__(self) -> None:
-        self.scanned = 0
         self.ids: list[UUID] = []
         self.vectors: list[Vectors] = []
 
@@ -95,7 +93,7 @@ class SimilarWrites:
         self.log = log
         self.store = store
         self._texts: OrderedDict[str, Vectors] = OrderedDict()
-        self._batches: WeakKeyDictionary[Staging, _Seen] = WeakKeyDictionary()
+        self._unseen = Unseen(VECTORS, tags=_OBSERVED, new=_Seen, fold=self._add)
 
     @property
     def model(self) -> str:
@@ -175,21 +173,9 @@ class SimilarWrites:
         return scores
 
     def _seen(self, staging: Staging) -> _Seen:
-        """The entities the index may not hold, brought up to date with the batch's events.
-
-        On the batch's first look: those first observed in the log past the index's
-        position (the log cannot change while the batch holds the write lock). Then, on
-        every look, those the batch created since the last one.
-        """
-        seen = self._batches.get(staging)
-        if seen is None:
-            seen = self._batches[staging] = _Seen()
-            with self.store.read() as connection:
-                later = unprojected(self.log, connection, VECTORS, tags=_OBSERVED)
-            self._add(seen, later)
-        self._add(seen, staging.events[seen.scanned :])
-        seen.scanned = len(staging.events)
-        return seen
+        """The entities the index may not hold: those first observed past its position, and
+        those the batch created so far (see service.unseen)."""
+        return self._unseen.of(staging, self.log, self.store)
 
     def _add(self, seen: _Seen, events: Iterable[RecordedEvent | NewEvent]) -> None:
         fresh = [e.data for e in events if e.version == 1 and isinstance(e.data, EntityObserved)]

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Final, NamedTuple
 from uuid import UUID
-from weakref import WeakKeyDictionary
 
 from apexmem.domain.revision import decide_late, decide_revision, same_domain
 from apexmem.domain.state import FactVersion, SlotState
@@ -25,10 +24,10 @@ from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.fact import FactAsserted
 from apexmem.readmodels.between import open_facts_between
 from apexmem.readmodels.tables import GRAPH
-from apexmem.replay.projections import unprojected
 from apexmem.service.logs import get_logger
 from apexmem.service.resolution import SimilarWrites
 from apexmem.service.staging import Meta, Staging
+from apexmem.service.unseen import Unseen
 
 __all__ = ["Revision", "revise"]
 
@@ -120,7 +119,6 @@ class _Pairs:
     the batch started, and those the batch asserted so far; and the batch's new entities."""
 
     def __init__(self) -> None:
-        self.scanned = 0
         self.found: dict[tuple[int, int], list[tuple[UUID, FactAsserted]]] = {}
         self.created: set[int] = set()
 
@@ -134,21 +132,11 @@ class _Pairs:
                 self.created.add(data.entity_id.int)
 
 
-# Keyed weakly by the batch: each batch is read once in all, not once per assertion (the
-# log cannot change while the batch holds the write lock).
-_BATCHES: WeakKeyDictionary[Staging, _Pairs] = WeakKeyDictionary()
+_UNSEEN: Final = Unseen(GRAPH, tags=_ASSERTED, new=_Pairs, fold=_Pairs.add)
 
 
 def _batch_pairs(similar: SimilarWrites, staging: Staging) -> _Pairs:
-    pairs = _BATCHES.get(staging)
-    if pairs is None:
-        pairs = _BATCHES[staging] = _Pairs()
-        with similar.store.read() as connection:
-            later = unprojected(similar.log, connection, GRAPH, tags=_ASSERTED)
-        pairs.add(later)
-    pairs.add(staging.events[pairs.scanned :])
-    pairs.scanned = len(staging.events)
-    return pairs
+    return _UNSEEN.of(staging, similar.log, similar.store)
 
 
 def _open_version(staging: Staging, slot: UUID, fact_id: UUID) -> FactVersion | None:

@@ -247,6 +247,7 @@ def test_position_at_gives_the_last_position_recorded_at_or_before_a_time(
     assert log.position_at(T0 + timedelta(minutes=59)) == 2
     assert log.position_at(T0 + timedelta(hours=1)) == 3
     assert log.position_at((T0 + timedelta(hours=3)).astimezone(timezone(timedelta(hours=2)))) == 3
+    assert log.position_at(T0 + timedelta(days=3650)) == 3
 
 
 def test_recorded_at_never_decreases_even_when_the_clock_goes_back(

@@ -11,7 +11,6 @@ from uuid import UUID, uuid4
 import pytest
 
 from apexmem.events import (
-    ConcurrencyError,
     EpisodeStarted,
     EventLog,
     FactAsserted,
@@ -84,27 +83,6 @@ def test_positions_increase_across_appends(log: EventLog) -> None:
     assert two.positions == [3]
     assert [e.position for e in log.read()] == [1, 2, 3]
     assert log.last_position() == 3
-
-
-def test_a_batch_whose_second_event_conflicts_writes_nothing(log: EventLog) -> None:
-    taken, fresh = uuid4(), uuid4()
-    log.append([retrieved(taken, 1)])
-
-    with pytest.raises(ConcurrencyError):
-        log.append([retrieved(fresh, 1), retrieved(taken, 1)])
-
-    assert log.last_position() == 1
-    assert log.read_stream(fresh) == []
-    assert log.append([retrieved(fresh, 1)]).positions == [2]
-
-
-def test_a_batch_repeating_a_version_of_its_own_stream_conflicts(log: EventLog) -> None:
-    stream = uuid4()
-
-    with pytest.raises(ConcurrencyError):
-        log.append([retrieved(stream, 1), retrieved(stream, 1)])
-
-    assert log.last_position() == 0
 
 
 def test_one_batch_shares_one_recorded_at(log: EventLog, times: list[datetime]) -> None:
@@ -207,22 +185,6 @@ def test_read_streams_can_skip_versions_already_known(log: EventLog) -> None:
     newer = log.read_stream(stream, after_version=2)
 
     assert [e.version for e in newer] == [3, 4]
-
-
-def test_position_at_gives_the_last_position_recorded_at_or_before_a_time(
-    log: EventLog, times: list[datetime]
-) -> None:
-    log.append([retrieved(uuid4(), 1), retrieved(uuid4(), 1)])
-    times.append(T0 + timedelta(hours=1))
-    log.append([retrieved(uuid4(), 1)])
-
-    before = log.position_at(T0 - timedelta(microseconds=1))
-    exactly = log.position_at(T0)
-    between = log.position_at(T0 + timedelta(minutes=30))
-    later = log.position_at(T0 + timedelta(hours=1))
-    far = log.position_at(T0 + timedelta(days=3650))
-
-    assert (before, exactly, between, later, far) == (0, 2, 2, 3, 3)
 
 
 def test_position_at_compares_instants_across_timezones(log: EventLog) -> None:
@@ -331,31 +293,6 @@ def test_a_reopened_log_never_records_earlier_than_its_last_event(
     reopened.close()
 
     assert result.recorded_at == T0 + timedelta(microseconds=1)
-
-
-def test_a_repeated_idempotency_key_returns_the_first_positions_and_receipt(
-    log: EventLog,
-) -> None:
-    first = log.append([retrieved(uuid4(), 1)], idempotency_key="k", receipt=b"first")
-
-    second = log.append([retrieved(uuid4(), 1)], idempotency_key="k", receipt=b"second")
-
-    assert not first.repeated
-    assert second.repeated
-    assert second.positions == first.positions == [1]
-    assert second.receipt == b"first"
-    assert second.recorded_at == first.recorded_at
-    assert log.last_position() == 1
-
-
-def test_an_empty_append_under_a_key_is_remembered(log: EventLog) -> None:
-    log.append([], idempotency_key="nothing")
-
-    again = log.append([retrieved(uuid4(), 1)], idempotency_key="nothing")
-
-    assert again.repeated
-    assert again.positions == []
-    assert log.last_position() == 0
 
 
 def test_vacuum_keeps_every_position_and_the_chain(tmp_path: Path) -> None:

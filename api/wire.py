@@ -13,6 +13,7 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.domain.commands import TOO_DEEP
 from apexmem.domain.names import MAX_INPUT_NAME_BYTES
 from apexmem.events.base import MAX_REF_BYTES, Probability
 from apexmem.events.errors import ValidationError
@@ -201,6 +202,8 @@ def decode(kind: type[T], raw: bytes | str) -> T:
         raise _translated(e, raw) from e
     except msgspec.DecodeError as e:
         raise ValidationError("body", _clip(raw), f"is not valid JSON ({e})") from e
+    except RecursionError as e:  # msgspec's depth limit is the interpreter's recursion limit
+        raise ValidationError("body", _clip(raw), TOO_DEEP) from e
 
 
 def convert(kind: type[T], fields: Mapping[str, Any]) -> T:
@@ -209,6 +212,8 @@ def convert(kind: type[T], fields: Mapping[str, Any]) -> T:
         return msgspec.convert(dict(fields), type=kind)
     except msgspec.ValidationError as e:
         raise _translated(e, fields) from e
+    except RecursionError as e:
+        raise ValidationError("arguments", None, "nest arrays and objects too deeply") from e
 
 
 def _translated(
@@ -240,7 +245,7 @@ def _document(raw: bytes | str | Mapping[str, Any]) -> object:
         return raw
     try:
         return msgspec.json.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 

@@ -6,12 +6,13 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeVar
 from uuid import UUID
 
 import msgspec
 
 from apexmem.domain.names import MAX_INPUT_NAME_BYTES
+from apexmem.domain.text import require_utf8
 from apexmem.events.base import (
     MAX_FACT_BYTES,
     MAX_REF_BYTES,
@@ -23,6 +24,7 @@ from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import UtcDateTime, require_aware
 
 __all__ = [
+    "TOO_DEEP",
     "AddAlias",
     "AssertFact",
     "Command",
@@ -159,6 +161,8 @@ _BYTE_LIMITS = {
 }
 """Limits in UTF-8 bytes; msgspec's `max_length` on the types counts characters."""
 _command_decoder = msgspec.json.Decoder(Command)
+TOO_DEEP: Final = "is not valid JSON here: arrays and objects nested too deeply to decode"
+"""The rule when msgspec's depth limit (the interpreter's recursion limit) is reached."""
 
 
 def build(kind: type[C], fields: Mapping[str, Any]) -> C:
@@ -262,6 +266,8 @@ def decode_command(line: bytes | str) -> Command:
         raise _translate(e, _fields_of(line)) from e
     except msgspec.DecodeError as e:
         raise ValidationError("line", _clip(line), f"is not valid JSON ({e})") from e
+    except RecursionError as e:  # msgspec's depth limit is the interpreter's recursion limit
+        raise ValidationError("line", _clip(line), TOO_DEEP) from e
     for name in ("confidence", "rate"):
         value = getattr(command, name, None)
         if isinstance(value, float) and not math.isfinite(value):
@@ -273,13 +279,20 @@ def _fields_of(line: bytes | str) -> Mapping[str, Any] | None:
     """A line's top-level fields, so an error can name the bad value (None if not an object)."""
     try:
         fields = msgspec.json.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return fields if isinstance(fields, dict) else None
 
 
 def _check(command: C) -> C:
-    limits, times = _checked_fields(type(command))
+    limits, times, texts, text_lists = _checked_fields(type(command))
+    for name in texts:  # first: a byte limit's `encode` would fail on a lone surrogate
+        value = getattr(command, name)
+        if value is not None and not value.isascii():  # isascii reads a flag: cheap
+            require_utf8(name, value)
+    for name in text_lists:
+        for i, item in enumerate(getattr(command, name)):
+            require_utf8(f"{name}[{i}]", item)
     for name, limit in limits:
         value = getattr(command, name)
         # A character is at most 4 UTF-8 bytes: only long strings need encoding to tell.
@@ -297,15 +310,31 @@ def _check(command: C) -> C:
 
 
 @cache
-def _checked_fields(kind: type) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
-    """The fields of `kind` with a byte limit (and the limit), and those holding a time.
+def _checked_fields(
+    kind: type,
+) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The fields of `kind` with a byte limit (and the limit), those holding a time, those
+    holding text, and those holding a list of texts.
 
     Only fields the kind has: looking up one a struct lacks raises and catches an
     AttributeError inside `getattr`, slow once per command.
     """
     fields = msgspec.structs.fields(kind)
     limits = tuple((f.name, _BYTE_LIMITS[f.name]) for f in fields if f.name in _BYTE_LIMITS)
-    return limits, _fields_holding(kind, msgspec.inspect.DateTimeType)
+    info = msgspec.inspect.type_info(kind)
+    assert isinstance(info, msgspec.inspect.StructType)
+    text_lists = tuple(
+        f.name
+        for f in info.fields
+        if isinstance(f.type, msgspec.inspect.ListType)
+        and isinstance(f.type.item_type, msgspec.inspect.StrType)
+    )
+    return (
+        limits,
+        _fields_holding(kind, msgspec.inspect.DateTimeType),
+        _fields_holding(kind, msgspec.inspect.StrType),
+        text_lists,
+    )
 
 
 def _check_assert(command: AssertFact) -> None:

@@ -48,5 +48,8 @@ def _show(value: object) -> str:
     """The value as a message shows it: times and ids as written (ISO 8601, hex), the rest
     as Python would print it, cut to 80 characters."""
     shown = value.isoformat() if isinstance(value, datetime) else value
-    text = repr(str(shown) if isinstance(shown, UUID) else shown)
+    try:
+        text = repr(str(shown) if isinstance(shown, UUID) else shown)
+    except RecursionError:  # a value decoded from deeply nested JSON
+        return f"<{type(shown).__name__} nested too deeply to show>"
     return text if len(text) <= 80 else text[:77] + "..."

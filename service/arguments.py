@@ -10,6 +10,7 @@ from uuid import UUID
 import msgspec
 
 from apexmem.domain.commands import AssertFact, build, build_many, validated
+from apexmem.domain.text import require_utf8
 from apexmem.domain.types import parse_edge_type
 from apexmem.events.errors import ValidationError
 
@@ -34,14 +35,7 @@ def checked_text(field: str, value: object) -> str:
     """`value`, when it is a string that UTF-8 can encode (no lone surrogates)."""
     if not isinstance(value, str):
         raise ValidationError(field, value, "is not text (a str)")
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValidationError(
-                field, value, f"is not valid text: a lone surrogate at {e.start} (not UTF-8)"
-            ) from e
-    return value
+    return require_utf8(field, value)
 
 
 def checked_count(field: str, value: object, *, minimum: int = 0) -> int:

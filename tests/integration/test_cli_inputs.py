@@ -101,6 +101,31 @@ def test_a_line_that_is_not_utf8_is_reported_and_every_good_line_is_kept(tmp_pat
     assert "Traceback" not in shown.stderr
 
 
+def test_a_line_nested_too_deeply_is_reported_and_every_good_line_is_kept(tmp_path: Path) -> None:
+    db = str(tmp_path / "mem")
+    source = tmp_path / "lines.jsonl"
+    good = [
+        _line(op="assert", subject=f"Person {i}", relation="knows", object="Acme Corp")
+        for i in range(3)
+    ]
+    deep = '{"op":"assert","subject":"a","relation":"r","value":' + "[" * 1_000 + "]" * 1_000
+    nested = ['{"x":' + "[" * 1_000 + "]" * 1_000 + "}\n", deep + "}\n"]
+    source.write_text("".join([good[0], nested[0], good[1], nested[1], good[2]]), "utf-8")
+
+    result = _run("--db", db, "--json", "ingest", str(source))
+    shown = _run("--db", db, "ingest", str(source))
+
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["lines"], report["applied"]) == (5, 3)
+    assert [f["line"] for f in report["failed"]] == [2, 4]
+    assert "nested too deeply" in report["failed"][0]["error"]
+    assert report["failed"][1]["error"].startswith("value: ")
+    assert shown.returncode == 1
+    assert "line 2: " in shown.stderr and "line 4: " in shown.stderr
+    assert "Traceback" not in shown.stderr
+
+
 def test_a_byte_order_mark_before_the_first_line_is_ignored(tmp_path: Path) -> None:
     db = str(tmp_path / "mem")
     line = _line(op="assert", subject="Alice", relation="knows", object="Bob Smith")
@@ -171,7 +196,7 @@ def test_a_db_or_replay_target_that_cannot_be_a_directory_is_refused_naming_it(
     a_file.write_text("not a directory", encoding="utf-8")
 
     is_a_file = _run("--db", str(a_file), "log")
-    under_a_file = _run("--db", str(a_file / "mem"), "log")
+    under_a_file = _run("--db", str(a_file / "mem"), "init")
     into = _run("--db", db, "replay", "--until", "1", "--into", str(a_file / "past"))
 
     assert is_a_file.returncode == 2

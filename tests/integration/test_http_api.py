@@ -482,6 +482,26 @@ def test_a_tenant_with_bad_settings_is_unreachable_and_its_settings_are_not_show
     assert unknown.headers["content-type"].startswith("application/problem+json")
 
 
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        pytest.param(b"[" * 1_000 + b"]" * 1_000, "body", id="top-level"),
+        pytest.param(b'{"facts":[' + b"[" * 1_000 + b"]" * 1_000 + b"]}", "facts[0]", id="a-fact"),
+    ],
+)
+def test_a_body_nested_too_deeply_is_a_validation_problem(
+    client: TestClient[Any], body: bytes, field: str
+) -> None:
+    response = client.post(
+        "/v1/facts", content=body, headers={**AUTH, "content-type": "application/json"}
+    )
+
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["field"] == field
+    assert events(client) == 0
+
+
 def test_a_long_bad_value_is_shown_by_its_start(client: TestClient[Any]) -> None:
     body = {"facts": [fact("Alice", "works_at", f"Acme {i}") for i in range(1_001)]}
 

@@ -15,6 +15,7 @@ __all__ = [
     "READMODELS_FILE",
     "REPLAY_FILE",
     "SETTINGS_FILE",
+    "holds_memory",
     "home",
     "load_settings",
 ]
@@ -34,6 +35,16 @@ def home(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The memory directory: the explicit path, else `$APEXMEM_HOME`, else `~/.apexmem`."""
     chosen = explicit or os.environ.get("APEXMEM_HOME") or DEFAULT_HOME
     return Path(chosen).expanduser()
+
+
+def holds_memory(directory: Path) -> bool:
+    """Whether a memory is in `directory`: its log, `events.db`, is there.
+
+    The one rule for "is there a memory here?": a directory that is absent, empty or holds
+    only a settings file holds none yet. Commands that only read refuse such a directory
+    instead of creating a memory in it.
+    """
+    return (directory / EVENTS_FILE).is_file()
 
 
 def load_settings(directory: Path) -> Settings:

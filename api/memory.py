@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from apexmem.composition import checked_clock, compose, default_clock
-from apexmem.config import home, load_settings
+from apexmem.config import EVENTS_FILE, holds_memory, home, load_settings
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -31,7 +31,7 @@ from apexmem.domain.resolution import Disambiguator
 from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import Summarizer
 from apexmem.events.envelope import RecordedEvent
-from apexmem.events.errors import ApexmemError, ValidationError
+from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 from apexmem.readmodels import CommunityRow, graph_stats
 from apexmem.readmodels.decay import fading_at
 from apexmem.replay.audit import HistoryEntry
@@ -127,14 +127,20 @@ class Memory(View):
         clock: Callable[[], datetime] | None = None,
         embedder: Embedder | None = None,
         disambiguator: Disambiguator | None = None,
+        create: bool = True,
     ) -> Memory:
         """Open (creating if absent) the memory in `path`, `$APEXMEM_HOME` or `~/.apexmem`.
+
+        With `create=False` a directory that holds no memory yet (no `events.db`) is refused
+        with NotFoundError and nothing is created: for callers that only mean to read.
 
         `embedder` replaces the one `[memory.vectors] embedder` names (WordLlama by default).
         `disambiguator` judges names in the ambiguous band of `use_embedding_resolution`
         (default: keep them apart, the pair recorded).
         """
         directory = home(path)
+        if not create and not holds_memory(directory):
+            raise NotFoundError(f"no memory in {directory} (no {EVENTS_FILE} there)")
         directory.mkdir(parents=True, exist_ok=True)
         chosen = settings if settings is not None else load_settings(directory)
         memory = cls(

@@ -128,7 +128,8 @@ def decay_rate(state: State, *, edge_type: str | None, rate: float | None) -> No
     """Set the confidence decay rate of one edge type (a policy event), then show every rate.
 
     Without options it only shows the rates in force: the last set for each edge type,
-    else `[memory.graph] default_decay_rate` (0.01 per day).
+    else `[memory.graph] default_decay_rate` (0.01 per day). Setting a rate creates the
+    memory if it is absent; only showing them does not.
 
     Example: apexmem decay-rate --edge-type temporal --rate 0.02
     """
@@ -136,7 +137,7 @@ def decay_rate(state: State, *, edge_type: str | None, rate: float | None) -> No
 
     if (edge_type is None) != (rate is None):
         raise click.UsageError("give both --edge-type and --rate, or neither")
-    with state.open() as memory:
+    with state.open(create=rate is not None) as memory:
         if edge_type is not None and rate is not None:
             memory.set_decay_rate(edge_type, rate)
         rates = memory.decay_rates()

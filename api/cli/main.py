@@ -24,11 +24,14 @@ from apexmem.cli.timetravel import diff, replay
 from apexmem.cli.usage import decay_usage
 from apexmem.config import EVENTS_FILE, SETTINGS_FILE
 from apexmem.domain.types import ENTITY_TYPES
-from apexmem.events.errors import ApexmemError, NotFoundError
+from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 
 __all__ = ["cli", "main"]
 
-_DB_HELP = "Memory directory (default: $APEXMEM_HOME, else ~/.apexmem)."
+_DB_HELP = (
+    "Memory directory (default: $APEXMEM_HOME, else ~/.apexmem). Only init and writing "
+    "commands create a memory; the others refuse a directory without one."
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,7 +44,8 @@ def cli(ctx: click.Context, db: str | None, as_json: bool) -> None:
 
     Example: apexmem --db ./mem ingest facts.jsonl
     """
-    ctx.obj = State(db, as_json)
+    given = ctx.get_parameter_source("db") is click.core.ParameterSource.COMMANDLINE
+    ctx.obj = State(db, as_json, db_given=given)
 
 
 @cli.command()
@@ -49,12 +53,15 @@ def cli(ctx: click.Context, db: str | None, as_json: bool) -> None:
 def init(state: State) -> None:
     """Create a memory directory with its log and a settings file.
 
+    Commands that only read (facts, stats, verify, ...) never create a memory: they refuse
+    a directory without one. `init` and `ingest` create it.
+
     Example: apexmem --db ./mem init
     """
     from apexmem.domain.settings import Settings
 
     directory = state.directory()
-    with state.open() as memory:
+    with state.open(create=True) as memory:
         if memory.read_only is not None:
             raise ApexmemError(f"{directory} is read-only: {memory.read_only}")
     settings_path = directory / SETTINGS_FILE
@@ -77,7 +84,7 @@ def ingest(state: State, source: BinaryIO) -> None:
     """Apply JSON-lines commands (one per line, tagged by "op"); bad lines are reported.
 
     Good lines are kept; the exit status is 1 if any line failed (a line that is not UTF-8
-    too). A byte-order mark at the start is ignored.
+    too). A byte-order mark at the start is ignored. Creates the memory if it is absent.
 
     Example: echo '{"op":"assert","subject":"Alice","subject_type":"person",
     "relation":"works_at","object":"Acme","object_type":"organization"}' | apexmem ingest -
@@ -86,7 +93,7 @@ def ingest(state: State, source: BinaryIO) -> None:
     from apexmem.cli.ingest import ingest as run
 
     report = IngestReport()
-    with state.open() as memory:
+    with state.open(create=True) as memory:
         steps = run(memory, source, report)
         size = _size(source)
         if state.as_json or not sys.stderr.isatty() or size is None:
@@ -217,17 +224,19 @@ def verify(state: State) -> None:
 def demo(state: State) -> None:
     """Play a short story: facts learned, an employer change, a late fact, history, verify.
 
-    Uses a fresh temporary directory unless --db is given.
+    It only ever writes to a new directory: a fresh temporary one, or --db given on the
+    command line if that does not exist yet or is empty (a non-empty one is refused).
+    $APEXMEM_HOME is never used: the demo must not add its story to your memory.
 
-    Example: apexmem demo
+    Example: apexmem demo   (or: apexmem demo --db ./demo-mem)
     """
     from apexmem.cli.demo import run_demo
     from apexmem.memory import Memory
 
-    if state.db is None and "APEXMEM_HOME" not in os.environ:
+    if state.db_given:
+        directory = _new_directory(state.directory())
+    else:
         directory = Path(tempfile.mkdtemp(prefix="apexmem-demo-"))
-    else:  # an empty --db or APEXMEM_HOME is refused, not read as "no directory given"
-        directory = usable_directory(state.directory())
     with Memory.open(directory) as memory:
         result = run_demo(memory, _demo_printer(state))
     if state.as_json:
@@ -236,6 +245,18 @@ def demo(state: State) -> None:
         emit_json({"directory": str(directory), **result})
     elif not result["verify"].ok:
         sys.exit(1)
+
+
+def _new_directory(directory: Path) -> Path:
+    """`directory`, made if absent; refused if it already holds anything."""
+    if directory.is_dir() and any(directory.iterdir()):
+        raise ValidationError(
+            "--db",
+            str(directory),
+            "is not empty; the demo only writes to a new or empty directory "
+            "(leave --db out for a temporary one)",
+        )
+    return usable_directory(directory)
 
 
 def _demo_printer(state: State) -> Any:

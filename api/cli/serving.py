@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from apexmem.cli.state import State, pass_state, usable_directory
+from apexmem.config import holds_memory
 from apexmem.events.errors import ApexmemError
 
 __all__ = ["mcp_command", "serve"]
@@ -42,6 +43,9 @@ def serve(
     token` in the memory's apexmem.toml; with neither, a token is made up for this run and
     printed (loopback only: on any other address the server refuses to start).
 
+    A directory without a memory is served too (it is said on stderr): the memory is
+    created when the first request reaches it, as agents write to it.
+
     Example: APEXMEM_TOKEN=$(openssl rand -hex 24) apexmem serve --db ./mem --port 8420
     """
     uvicorn, create_app, tenants_class = _server_modules()
@@ -53,7 +57,7 @@ def serve(
         tenants = tenants_class(root=root)
         where = f"http://{host}:{port}/v1/tenants/<name>/"
     else:
-        directory = usable_directory(state.directory(db))
+        directory = _served_directory(state.directory(db))
         token, made_up = resolve_token(directory, host)
         if made_up:
             click.echo(f"no token configured; this run's token is {token}", err=True)
@@ -62,6 +66,18 @@ def serve(
     app = create_app(tenants, max_body_bytes=max_body_bytes)
     click.echo(f"apexmem serving {where} (OpenAPI at /v1/openapi.json)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+
+
+def _served_directory(directory: Path) -> Path:
+    """`directory`, made if absent; says on stderr when it holds no memory yet (a server
+    creates one on the first request: agents write to it)."""
+    usable_directory(directory)
+    if not holds_memory(directory):
+        click.echo(
+            f"no memory in {directory} yet: it is created when the first request reaches it",
+            err=True,
+        )
+    return directory
 
 
 def _server_modules() -> tuple[Any, Any, Any]:
@@ -93,7 +109,8 @@ def mcp_command(state: State, *, db: str | None, transport: str, host: str, port
     """Serve the memory to MCP clients: remember, record_message, recall, recall_as_of,
     facts_about, traverse and history.
 
-    Over http every request needs the bearer token, chosen as for `apexmem serve`.
+    Over http every request needs the bearer token, chosen as for `apexmem serve`. As
+    there, a memory that is absent is created when the first request reaches it.
 
     Example: apexmem mcp --db ./mem   (or: apexmem mcp --transport http --port 8421)
     """
@@ -108,7 +125,7 @@ def mcp_command(state: State, *, db: str | None, transport: str, host: str, port
         raise ApexmemError(
             f"apexmem mcp needs the mcp extra: pip install 'apexmem[mcp]' ({e})"
         ) from e
-    directory = usable_directory(state.directory(db))
+    directory = _served_directory(state.directory(db))
     if transport == "stdio":
         tenants = Tenants(single=directory)
         tenant = tenants.get()

@@ -10,21 +10,33 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from apexmem.config import home
-from apexmem.events.errors import ValidationError
+from apexmem.config import EVENTS_FILE, holds_memory, home
+from apexmem.events.errors import NotFoundError, ValidationError
 
 if TYPE_CHECKING:
     from apexmem.memory import Memory
 
-__all__ = ["State", "accept_global_options", "no_entity", "pass_state", "usable_directory"]
+__all__ = [
+    "State",
+    "accept_global_options",
+    "existing_memory",
+    "no_entity",
+    "pass_state",
+    "usable_directory",
+]
 
 
 class State:
-    """The global options: `--db` and `--json`."""
+    """The global options: `--db` and `--json`.
 
-    def __init__(self, db: str | None, as_json: bool) -> None:
+    `db_given` says whether `--db` was given on the command line (not taken from
+    $APEXMEM_HOME): `demo` only ever writes to a directory named that way.
+    """
+
+    def __init__(self, db: str | None, as_json: bool, *, db_given: bool = False) -> None:
         self.db = db
         self.as_json = as_json
+        self.db_given = db_given
 
     def directory(self, db: str | None = None) -> Path:
         """The memory directory: `db` (a command's own --db) if given, else the global --db
@@ -41,11 +53,19 @@ class State:
             )
         return home(chosen)
 
-    def open(self) -> Memory:
-        """The memory in the chosen directory (created if absent)."""
+    def open(self, *, create: bool = False) -> Memory:
+        """The memory in the chosen directory.
+
+        Only commands that add to a memory (`init`, `ingest`, `decay-rate --rate`) pass
+        `create=True` and get one made if absent; every other command reads or maintains
+        what is there, so a directory without a memory is refused and nothing is created.
+        """
         from apexmem.memory import Memory
 
-        return Memory.open(usable_directory(self.directory()))
+        directory = self.directory()
+        if create:
+            return Memory.open(usable_directory(directory))
+        return Memory.open(existing_memory(directory), create=False)
 
     def say(self, value: Any, text: str) -> None:
         """`value` as JSON under `--json`, else `text` for people."""
@@ -91,6 +111,7 @@ def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> N
     state = ctx.find_object(State)
     if value is not None and state is not None:
         state.db = value
+        state.db_given = True
 
 
 def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -107,6 +128,19 @@ def usable_directory(directory: Path) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ValidationError("--db", str(directory), f"cannot be created ({e.strerror})") from e
+    return directory
+
+
+def existing_memory(directory: Path) -> Path:
+    """`directory` if it holds a memory (`apexmem.config.holds_memory`); else refused by name,
+    with the way to create one (exit status 2), and nothing is created."""
+    if directory.exists() and not directory.is_dir():
+        raise ValidationError("--db", str(directory), "is a file, not a directory")
+    if not holds_memory(directory):
+        raise NotFoundError(
+            f"no memory in {directory} (no {EVENTS_FILE} there); check --db and "
+            f"APEXMEM_HOME, or create one with `apexmem --db {directory} init`"
+        )
     return directory
 
 

@@ -14,22 +14,27 @@ build reads the SQL vectors in chunks of `_CHUNK` and adds each: the whole matri
 held beside the index.
 
 The file holds every kind's index and the tracked position of the vectors projection it
-covers; it is streamed to a temporary file, fsynced and renamed over the old one, and read
-back straight into the indexes. On open, a missing or unreadable file, a file of another
-model, or one whose position differs from the tracked position is ignored and the indexes
-are rebuilt from the SQL vectors (nothing re-embedded).
+covers, after a blake3 digest of everything that follows the digest; it is streamed to a
+temporary file, fsynced and renamed over the old one, and read back straight into the
+indexes once its digest matches. On open, a missing file, a file of another model, or one
+whose position differs from the tracked position is ignored and the indexes are rebuilt
+from the SQL vectors (nothing re-embedded). A damaged file (its digest does not match, or
+FAISS cannot read it) is deleted, rebuilt the same way, and reported to `on_discarded`.
+A file written before the digest (`APXVEC02`) is not trusted: it is rebuilt too, silently,
+as a stale one would be, and the next save writes it with its digest.
 """
 
 from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, BinaryIO, Final, Literal
 from uuid import UUID
 
+import blake3
 import msgspec
 import numpy as np
 from sqlalchemy import Connection
@@ -83,7 +88,11 @@ SQL float32 vectors, so the scores answered are exact and only which candidates 
 depends on it. float16 storage (half the size) recalled like float32."""
 _CHUNK: Final = 16_384
 """Vectors read from SQL and added at once while building (16 MiB at 256 dimensions)."""
-_MAGIC: Final = b"APXVEC02"
+_MAGIC: Final = b"APXVEC03"
+_DIGEST_SIZE: Final = 32
+"""Bytes of the blake3 digest after the magic: it covers the rest of the file."""
+_READ_SIZE: Final = 1 << 20
+"""Bytes read at once while checking the digest."""
 _MAX_TOMBSTONES: Final = 1_000
 """Replaced ids an HNSW index may hold (or a quarter of its live ones) before it is rebuilt:
 each is fetched and thrown away by every search."""
@@ -141,6 +150,9 @@ class VectorIndex:
         self._saved = (-1, -1)
         self.opened: Literal["loaded", "rebuilt"] | None = None
         """How the indexes were opened: from the file, or rebuilt from the SQL vectors."""
+        self.on_discarded: Callable[[Path, str], None] | None = None
+        """Told the path and why when a damaged index file is deleted to be rebuilt (this
+        module does not log: the service that answers from the index does)."""
 
     def open(self, connection: Connection | None = None) -> None:
         """Load the index file when it is current, else rebuild from SQL; then catch up."""
@@ -243,7 +255,8 @@ class VectorIndex:
         self.path.unlink(missing_ok=True)
 
     def save(self) -> bool:
-        """Write the indexes and their position atomically, unless the file is current."""
+        """Write the indexes and their position atomically, after a blake3 digest of what
+        follows it, unless the file is current."""
         if self._kinds is None or self._saved == (self._position, self._watermark):
             return False
         faiss = _faiss()
@@ -256,12 +269,21 @@ class VectorIndex:
         )
         encoded = msgspec.json.encode(header)
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        digest = blake3.blake3()
+
+        def write(data: bytes) -> int:
+            digest.update(data)
+            return out.write(data)
+
         try:
             with temporary.open("wb") as out:
-                out.write(_MAGIC + struct.pack("<I", len(encoded)) + encoded)
-                writer = faiss.PyCallbackIOWriter(out.write)
+                out.write(_MAGIC + bytes(_DIGEST_SIZE))  # the digest, once the rest is written
+                write(struct.pack("<I", len(encoded)) + encoded)
+                writer = faiss.PyCallbackIOWriter(write)
                 for kind in KINDS:
                     faiss.write_index(self._kinds[kind].index, writer)
+                out.seek(len(_MAGIC))
+                out.write(digest.digest())
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temporary, self.path)
@@ -271,20 +293,19 @@ class VectorIndex:
         return True
 
     def _load(self, position: int) -> bool:
-        """Read the file into the indexes if it covers `position` for this model."""
+        """Read the file into the indexes if it covers `position` for this model; a file
+        whose digest does not match, or that FAISS cannot read, is discarded."""
         try:
             with self.path.open("rb") as source:
-                header = _read_header(source.read)
-                if header is None or (header.model, header.dimension, header.position) != (
-                    self.model,
-                    self.dimension,
-                    position,
-                ):
-                    return False
-                reader = _faiss().PyCallbackIOReader(source.read)
-                indexes = [_searchable(_faiss().read_index(reader)) for _ in KINDS]
-        except (FileNotFoundError, RuntimeError):
+                read = self._read(source, position)
+        except FileNotFoundError:
             return False
+        if isinstance(read, str):
+            self._discard(read)
+            return False
+        if read is None:
+            return False
+        header, indexes = read
         self._kinds = {
             kind: _Kind(index, header.dead.get(kind, 0))
             for kind, index in zip(KINDS, indexes, strict=True)
@@ -292,6 +313,36 @@ class VectorIndex:
         self._position, self._watermark = header.position, header.watermark
         self._saved = (header.position, header.watermark)
         return True
+
+    def _read(self, source: BinaryIO, position: int) -> tuple[_Header, list[Any]] | str | None:
+        """The header and indexes of the open file, if it covers `position` for this model;
+        None when it does not (or is of another format: stale, not damaged); why, when it is
+        damaged."""
+        if source.read(len(_MAGIC)) != _MAGIC:
+            return None
+        damage = _damage(source)
+        if damage is not None:
+            return damage
+        header = _read_header(source.read)
+        if header is None or (header.model, header.dimension, header.position) != (
+            self.model,
+            self.dimension,
+            position,
+        ):
+            return None
+        faiss = _faiss()
+        try:
+            reader = faiss.PyCallbackIOReader(source.read)
+            return header, [_searchable(faiss.read_index(reader)) for _ in KINDS]
+        except RuntimeError as e:
+            return f"FAISS cannot read it: {e}"
+
+    def _discard(self, reason: str) -> None:
+        """Delete the damaged file (the next save writes a sound one) and say why."""
+        self.path.unlink(missing_ok=True)
+        self._saved = (-1, -1)
+        if self.on_discarded is not None:
+            self.on_discarded(self.path, reason)
 
     def _rebuild(self, connection: Connection, position: int) -> None:
         self._kinds = None  # the old indexes go before the new ones are built
@@ -401,10 +452,23 @@ def _ranked(rows: list[tuple[int, str, bytes]], query: Any, k: int) -> list[tupl
     return [(rows[i][1], float(scores[i])) for i in order]
 
 
+def _damage(source: BinaryIO) -> str | None:
+    """Why the index file `source`, read past its magic, is damaged, or None when its digest
+    matches; then `source` is left after the digest, at the header's length."""
+    start = source.tell()
+    expected = source.read(_DIGEST_SIZE)
+    digest = blake3.blake3()
+    while chunk := source.read(_READ_SIZE):
+        digest.update(chunk)
+    found = digest.digest()
+    if found != expected:
+        return f"blake3 digest {found.hex()} differs from the one recorded, {expected.hex()}"
+    source.seek(start + _DIGEST_SIZE)
+    return None
+
+
 def _read_header(read: Any) -> _Header | None:
-    """The file's header, or None when the file is not an index file of this format."""
-    if read(len(_MAGIC)) != _MAGIC:
-        return None
+    """The header that `read` reads next, or None when it is not one of this format."""
     size = read(4)
     if len(size) != 4:
         return None

@@ -172,6 +172,7 @@ def _reinforce(version: FactVersion, proposal: Proposal) -> Decision:
         observed_at=max(version.observed_at, proposal.observed_at),
         ref=proposal.ref,
         valid_from=proposal.valid_from if later else None,
+        fact=proposal.fact if proposal.fact != version.fact else None,
     )
     return Decision(events=[event], fact_id=reinforced, outcome="reinforced")
 

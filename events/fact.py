@@ -50,6 +50,9 @@ class FactReinforced(Event, frozen=True, kw_only=True, tag="fact-reinforced.v1")
     `valid_from` is the start this observation claimed when it is later than the version's
     own: the version still starts where it did, but the slot remembers that the object held
     from there, so a different object asserted between the two starts later ends there.
+
+    `fact` is the sentence this observation was told in when it differs from the version's
+    current one (None: the same sentence): from this event on, the version reads so.
     """
 
     fact_id: UUID
@@ -57,6 +60,7 @@ class FactReinforced(Event, frozen=True, kw_only=True, tag="fact-reinforced.v1")
     observed_at: UtcDateTime
     ref: str | None = None
     valid_from: UtcDateTime | None = None
+    fact: str | None = None
 
 
 class FactSuperseded(Event, frozen=True, kw_only=True, tag="fact-superseded.v1"):

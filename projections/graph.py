@@ -181,7 +181,9 @@ def _fact_asserted(event: RecordedEvent, data: FactAsserted) -> list[Change]:
 
 
 def _fact_reinforced(event: RecordedEvent, data: FactReinforced) -> list[Change]:
-    values = {"confidence": data.confidence, "observed_at": data.observed_at}
+    values: dict[str, Any] = {"confidence": data.confidence, "observed_at": data.observed_at}
+    if data.fact is not None:  # told in other words: the version reads so from now on
+        values["fact"] = data.fact
     # Observed again in an episode: the fact's entities were mentioned there too.
     return [
         Revise(data.fact_id, event.recorded_at, event.position, values),

@@ -91,6 +91,8 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
             "confidence": event.confidence,
             "observed_at": event.observed_at,
         }
+        if event.fact is not None:
+            changes["fact"] = event.fact
         start = event.valid_from
         if start is not None:
             old = state.find(event.fact_id)
@@ -112,8 +114,8 @@ def evolve_slot(state: SlotState, event: Event) -> SlotState:
     return replace(state, version=version)
 
 
-def _change(state: SlotState, version: int, fact: UUID, **changes: object) -> SlotState:
-    key = fact.int
+def _change(state: SlotState, version: int, target: UUID, /, **changes: object) -> SlotState:
+    key = target.int
     versions = tuple(replace(v, **changes) if v.fact_key == key else v for v in state.versions)
     return SlotState(version=version, versions=versions)
 

@@ -1,7 +1,8 @@
 """The vectors projector: which item each event gives a text to embed (pure).
 
 Entities are embedded by display name and summary, facts by their sentence, messages by
-their text. A later observation that changes an entity's summary gives it a new text.
+their text. A later observation that changes an entity's summary gives it a new text, and
+a reinforcement in other words a fact's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from apexmem.domain.embedding import entity_text
 from apexmem.events.entity import EntityObserved
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.episode import MessageRecorded
-from apexmem.events.fact import FactAsserted
+from apexmem.events.fact import FactAsserted, FactReinforced
 
 __all__ = ["KINDS", "TEXT_TAGS", "Kind", "VectorText", "text_of"]
 
@@ -32,7 +33,8 @@ class VectorText(msgspec.Struct, frozen=True, gc=False):
 
 
 TEXT_TAGS: Final = tuple(
-    str(kind.__struct_config__.tag) for kind in (FactAsserted, MessageRecorded, EntityObserved)
+    str(kind.__struct_config__.tag)
+    for kind in (FactAsserted, FactReinforced, MessageRecorded, EntityObserved)
 )
 """The tags of the only events `text_of` finds a text in: a catch-up reads no others."""
 
@@ -41,6 +43,8 @@ def text_of(event: RecordedEvent) -> VectorText | None:
     """The item text an event sets, or None when it sets none."""
     data = event.data
     if isinstance(data, FactAsserted):
+        return VectorText("fact", data.fact_id, data.fact)
+    if isinstance(data, FactReinforced) and data.fact is not None:  # told in other words
         return VectorText("fact", data.fact_id, data.fact)
     if isinstance(data, MessageRecorded):
         return VectorText("message", data.message_id, data.text)

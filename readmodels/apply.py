@@ -61,7 +61,8 @@ class _Batch:
         """Entity -> (its id, the columns this batch changes)."""
         self.open_facts: dict[int, dict[str, Any]] = {}
         self.new_facts: list[dict[str, Any]] = []
-        """The first state row of each fact version this batch asserts."""
+        """The first state row of each fact version this batch asserts, and of each state a
+        reinforcement gave another sentence (its position, fact_id and fact at least)."""
         self.expired: list[dict[str, Any]] = []
         """Open rows loaded from the database that this batch closes."""
         self.retrieved: dict[int, tuple[int, Any]] = {}
@@ -152,6 +153,11 @@ def _revise(batch: _Batch, change: Revise) -> None:
                 "b_position": current["position"],
                 "b_expired_at": change.at,
             }
+        )
+    told = change.values.get("fact")
+    if told is not None and told != current["fact"]:  # the version reads otherwise from here
+        batch.new_facts.append(
+            {"position": change.position, "fact_id": change.fact_id, "fact": told}
         )
     row = {
         **current,

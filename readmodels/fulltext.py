@@ -5,7 +5,8 @@ characters), each row keyed by the log position of the event that created its su
 
 - `entities_fts`: display name, the entity's other names (alias display forms, in claim
   order) and summary, one row per entity;
-- `facts_fts`: the sentence of each fact version, once (its first state's row);
+- `facts_fts`: the sentence of each fact version, once (its first state's row), and each
+  other sentence a reinforcement gave it (that state's row: older sentences stay found);
 - `messages_fts`: each message's text.
 
 The projection writes them (`index`, called by apply.py) in the transaction that writes
@@ -110,7 +111,7 @@ class Rows(NamedTuple):
     summaries: Sequence[tuple[UUID, str]]
     """(entity, new summary) of entities written by earlier batches."""
     facts: Sequence[Mapping[str, Any]]
-    """The first state row of each new fact version."""
+    """The first state row of each new fact version, and of each state with a new sentence."""
     messages: Sequence[Mapping[str, Any]]
 
 
@@ -153,8 +154,11 @@ _FILL: Final = (
               coalesce(e.summary, '')
        FROM entities AS e ORDER BY e.position""",
     """INSERT INTO facts_fts(rowid, fact_id, fact)
-       SELECT position, fact_id, fact FROM facts AS f
-       WHERE position = (SELECT min(position) FROM facts WHERE fact_id = f.fact_id)
+       SELECT position, fact_id, fact FROM (
+           SELECT position, fact_id, fact,
+                  lag(fact) OVER (PARTITION BY fact_id ORDER BY position) AS before
+           FROM facts
+       ) WHERE before IS NULL OR before <> fact
        ORDER BY position""",
     """INSERT INTO messages_fts(rowid, message_id, text)
        SELECT position, message_id, text FROM messages ORDER BY position""",

@@ -166,7 +166,12 @@ def _in_window(
         page = min(page * 4, RANKED_ROWS)
         best = _ranked_ids(connection, name, window, page)
         shown.update(visible([i for i, _ in best[checked:]]))
-    return [(shown[i], score) for i, score in best if i in shown][:size]
+    # A version told in other words has a row per sentence: it counts once, at its best.
+    firsts: dict[str, float] = {}
+    for i, score in best:
+        if i in shown:
+            firsts.setdefault(i, score)
+    return [(shown[i], score) for i, score in firsts.items()][:size]
 
 
 def ranked_facts(

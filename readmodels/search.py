@@ -258,10 +258,17 @@ def search_facts(
     if not terms or limit <= 0:
         return []
     where = believed(lens.valid_at, lens.known_at, lens.edge_types, lens.fading)
-    joined = facts_fts.join(facts, facts.c.fact_id == facts_fts.c.fact_id)
+    # A version told in other words has a full-text row per sentence: the one it read then.
+    joined = facts_fts.join(
+        facts, (facts.c.fact_id == facts_fts.c.fact_id) & (facts.c.fact == facts_fts.c.fact)
+    )
     statement = _candidates(facts_fts, facts.c.position, joined=joined, where=where)
     statement = statement.add_columns(facts.c.fact_id)
     scored = _scored(connection, facts_fts, statement, terms, {"size": limit})
+    firsts: dict[Any, tuple[Any, float]] = {}
+    for r, score in scored:  # one hit a version: a sentence told again after another is twice
+        firsts.setdefault(r.fact_id, (r, score))
+    scored = list(firsts.values())
     keys = [(r.fact_id, r.position) for r, _ in scored]
     rows = {r.fact_id: r for r in fact_states(connection, keys)}
     return [

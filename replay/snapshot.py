@@ -124,7 +124,10 @@ def _apply_fact(event: RecordedEvent, folded: _Folded) -> None:
         if old.standing == "archived":  # observed again: the version and its ends are back
             folded.archived.difference_update((old.subject_id, old.object_id))
         standing = "believed" if old.standing == "archived" else old.standing
-        facts[data.fact_id] = replace(old, confidence=data.confidence, standing=standing)
+        sentence = old.fact if data.fact is None else data.fact
+        facts[data.fact_id] = replace(
+            old, confidence=data.confidence, standing=standing, fact=sentence
+        )
     elif isinstance(data, FactSuperseded):
         facts[data.fact_id] = replace(
             facts[data.fact_id], valid_until=data.valid_until, superseded_by=data.superseded_by

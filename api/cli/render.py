@@ -81,7 +81,10 @@ def summarize(data: Any) -> str:  # noqa: PLR0911 - one branch per event kind re
         )
     if isinstance(data, FactReinforced):
         since = f" as holding from {_day(data.valid_from)}" if data.valid_from else ""
-        return f"{short(data.fact_id)} observed again{since}, confidence {data.confidence:.2f}"
+        told = f" as {data.fact!r}" if data.fact is not None else ""
+        return (
+            f"{short(data.fact_id)} observed again{told}{since}, confidence {data.confidence:.2f}"
+        )
     if isinstance(data, FactSuperseded):
         return (
             f"{short(data.fact_id)} closed at {_day(data.valid_until)} "

@@ -67,7 +67,11 @@ fact_fields = st.fixed_dictionaries(
         "confidence": st.sampled_from([0.5, 0.7, 0.9]),
     },
     # An episode links the fact's entities to it (episode_entities), as a message's does.
-    optional={"episode": st.sampled_from(["conv-1", "conv-3"])},
+    # A sentence: the same fact told in other words is reinforced with the new one.
+    optional={
+        "episode": st.sampled_from(["conv-1", "conv-3"]),
+        "fact": st.sampled_from(["said at work", "said over lunch"]),
+    },
 )
 
 

@@ -93,6 +93,8 @@ def apply(
             object=place,
             object_type="organization",
             valid_from=START + timedelta(days=offset),
+            # Said in one of two ways: a reinforcement in other words changes the sentence.
+            fact=f"{subject} {relation} {place}" + (" lately" if offset % 2 else ""),
         )
 
 
@@ -100,7 +102,7 @@ def folded(memory: Memory) -> tuple[dict[UUID, str], list[tuple[Any, ...]], set[
     """The fold's entities, every fact version as it stands, and the current versions."""
     snapshot = memory.snapshot()
     versions = sorted(
-        (f.fact_id, f.standing, f.confidence, f.valid_until, f.superseded_by)
+        (f.fact_id, f.standing, f.confidence, f.valid_until, f.superseded_by, f.fact)
         for f in snapshot.facts
     )
     return snapshot.names, versions, {f.fact_id for f in memory.current_facts()}
@@ -110,9 +112,9 @@ def projected(memory: Memory) -> tuple[dict[UUID, str], list[tuple[Any, ...]], s
     """The same, from the read models: entities not archived, each version's open row."""
     shown = select(entities.c.entity_id, entities.c.name).where(entities.c.archived_at.is_(None))
     c = facts.c
-    open_rows = select(c.fact_id, c.standing, c.confidence, c.valid_until, c.superseded_by).where(
-        c.expired_at.is_(None)
-    )
+    open_rows = select(
+        c.fact_id, c.standing, c.confidence, c.valid_until, c.superseded_by, c.fact
+    ).where(c.expired_at.is_(None))
     with memory.store.read() as connection:
         names = {row.entity_id: row.name for row in connection.execute(shown)}
         versions = sorted(tuple(row) for row in connection.execute(open_rows))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,6 +143,34 @@ def test_a_superseded_fact_is_found_only_as_known_before_its_supersession(
     assert [h.row.object for h in memory.search_facts("alice works")] == ["Globex"]
 
 
+def test_a_fact_reinforced_in_other_words_is_found_by_its_new_sentence_and_then_by_its_old(
+    memory: Memory,
+) -> None:
+    job: dict[str, Any] = {
+        "subject": "Alice",
+        "subject_type": "person",
+        "relation": "works_at",
+        "object": "Acme",
+    }
+    ref = memory.assert_fact(**job, fact="Alice works at Acme as an engineer")
+    [hit] = memory.search_facts("engineer")
+    memory.assert_fact(**job, fact="Alice works at Acme as a manager")
+
+    then = memory.as_of(known_at=hit.row.recorded_at)
+
+    assert [(h.fact_id, h.row.fact) for h in memory.search_facts("manager")] == [
+        (ref.fact_id, "Alice works at Acme as a manager")
+    ]
+    assert memory.search_facts("engineer") == []
+    assert [h.row.fact for h in then.search_facts("engineer")] == [
+        "Alice works at Acme as an engineer"
+    ]
+    assert then.search_facts("manager") == []
+    assert [h.row.fact for h in memory.search_facts("alice acme")] == [
+        "Alice works at Acme as a manager"
+    ]
+
+
 def test_a_fact_search_keeps_to_the_edge_types_asked_for(memory: Memory) -> None:
     memory.assert_fact(
         subject="Build", relation="fails_because", object="Cache", edge_type="causal"
@@ -205,6 +234,8 @@ def test_a_bulk_load_from_empty_fills_the_full_text_tables_as_the_triggers_do(
     memory.add_alias(entity="Rust", entity_type="language", alias="rustlang")
     memory.assert_fact(subject="Alice", subject_type="person", relation="works_at", object="Acme")
     memory.assert_fact(subject="Alice", subject_type="person", relation="works_at", object="Globex")
+    memory.assert_fact(subject="Alice", relation="uses", object="Rust", fact="Alice codes Rust")
+    memory.assert_fact(subject="Alice", relation="uses", object="Rust", fact="Alice writes Rust")
     memory.record_message(episode="chat-1", speaker="user", text="rust is fun")
     other = ReadModelStore(tmp_path / "bulk.db")
 
@@ -220,6 +251,8 @@ def test_a_store_missing_its_full_text_tables_refills_them_when_opened(memory: M
     memory.observe_entity(name="Rust", entity_type="language", summary="systems language")
     memory.add_alias(entity="Rust", entity_type="language", alias="rust-lang")
     memory.assert_fact(subject="Alice", relation="uses", object="Rust")
+    memory.assert_fact(subject="Alice", relation="uses", object="Rust", fact="Alice codes Rust")
+    memory.assert_fact(subject="Alice", relation="uses", object="Rust", fact="Alice uses Rust")
     memory.record_message(episode="chat-1", speaker="user", text="rust is fun")
     with memory.store.read() as connection:
         tables = fulltext.contents(connection)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+import msgspec
 import pytest
 
 from apexmem import (
@@ -28,6 +29,7 @@ from apexmem import (
 from apexmem.domain.commands import build
 from apexmem.domain.identities import episode_id
 from apexmem.events import EntityObserved, MessageRecorded
+from apexmem.readmodels import dump
 
 
 def year(value: int) -> datetime:
@@ -152,6 +154,58 @@ def test_a_reinforcement_appends_one_event_to_the_slot(memory: Memory) -> None:
 
     tags = [entry.tag for entry in memory.history(fact=original.fact_id)]
     assert tags == ["fact-asserted.v1", "fact-reinforced.v1"]
+
+
+def test_a_reinforcement_in_other_words_shows_the_new_sentence_and_keeps_the_old(
+    memory: Memory,
+) -> None:
+    """Issue 28 item 11: nothing told to the memory is lost, and the newest sentence shows."""
+    engineer = "Alice works at Acme as an engineer"
+    manager = "Alice works at Acme as a manager"
+    original = memory.assert_fact(**job("Acme", fact=engineer, valid_from=year(2020)))
+    [before] = current_of(memory, "works_at")
+
+    again = memory.assert_fact(**job("Acme", fact=manager, valid_from=year(2020)))
+
+    assert again.outcome == "reinforced"
+    assert [f.fact for f in memory.facts_about("Alice")] == [manager]
+    assert [f.fact for f in current_of(memory, "works_at")] == [manager]
+    assert [f.fact for f in facts_of(memory, "works_at")] == [manager]
+    then = memory.as_of(known_at=before.recorded_at)
+    assert [f.fact for f in then.facts_about("Alice")] == [engineer]
+    *_, reinforced = memory.history(fact=original.fact_id)
+    assert reinforced.tag == "fact-reinforced.v1"
+    assert reinforced.data.fact == manager
+    assert [h.fact_id for h in memory.search_facts("manager")] == [original.fact_id]
+    assert [h.text for h in memory.recall("manager").hits if h.kind == "fact"] == [manager]
+
+
+def test_a_reinforcement_in_the_same_words_records_no_sentence(memory: Memory) -> None:
+    sentence = "Alice works at Acme"
+    original = memory.assert_fact(**job("Acme", fact=sentence, valid_from=year(2020)))
+
+    memory.assert_fact(**job("Acme", fact=sentence, valid_from=year(2020)))
+
+    *_, reinforced = memory.history(fact=original.fact_id)
+    assert reinforced.data.fact is None
+    assert b'"fact"' not in msgspec.json.encode(reinforced.data)
+
+
+def test_a_rebuild_after_a_reinforcement_in_other_words_gives_the_same_rows(
+    memory: Memory,
+) -> None:
+    memory.assert_fact(**job("Acme", fact="Alice is an engineer at Acme", valid_from=year(2020)))
+    memory.assert_fact(**job("Acme", fact="Alice manages at Acme", valid_from=year(2021)))
+    memory.assert_fact(**job("Acme", fact="Alice is an engineer at Acme", valid_from=year(2022)))
+    with memory.store.read() as connection:
+        tables = dump(connection)
+
+    memory.rebuild()
+
+    with memory.store.read() as connection:
+        assert dump(connection) == tables
+    assert [h.row.fact for h in memory.search_facts("engineer")] == ["Alice is an engineer at Acme"]
+    assert memory.search_facts("manages") == []
 
 
 def test_a_relation_alias_with_spaces_lands_in_the_canonical_slot(memory: Memory) -> None:

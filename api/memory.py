@@ -31,7 +31,7 @@ from apexmem.domain.resolution import Disambiguator
 from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import Summarizer
 from apexmem.events.envelope import RecordedEvent
-from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
+from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.readmodels import CommunityRow, graph_stats
 from apexmem.readmodels.decay import fading_at
 from apexmem.replay.audit import HistoryEntry
@@ -46,7 +46,6 @@ from apexmem.service.eviction import EvictionReport
 from apexmem.service.linking import Linking
 from apexmem.service.logs import get_logger
 from apexmem.service.merging import MergeRow, merges_in
-from apexmem.service.recall_query import RecallQuery
 from apexmem.service.recalled import Recall, RecallHit, format_context
 from apexmem.service.results import (
     AliasRef,
@@ -59,10 +58,9 @@ from apexmem.service.results import (
     Result,
     RetractRef,
 )
-from apexmem.service.similarity import Similar, Similarity
 from apexmem.service.upkeep import Assignment, Detection
 from apexmem.service.usage import UsageDecay
-from apexmem.service.view import TimeArg, View, as_time, moment_of
+from apexmem.service.view import TimeArg, View, as_time
 from apexmem.timetravel import copy_until, read_only_reason
 
 __all__ = ["Memory"]
@@ -116,6 +114,8 @@ class Memory(View):
             history_limit=settings.memory.graph.edge_history_limit,
             clock=clock,
             default_decay_rate=settings.memory.graph.default_decay_rate,
+            recaller=self._recaller,
+            similarity=self.similarity,
         )
 
     @classmethod
@@ -445,16 +445,6 @@ class Memory(View):
             similarity=self.similarity,
         )
 
-    def similar(self, text: str, *, kind: str = "fact", k: int = 10) -> list[Similar]:
-        """The `k` entities, facts or messages (`kind`) whose text is nearest to `text`.
-
-        Cosine similarity of embeddings, answered by the FAISS index; needs
-        `[memory.vectors] enabled` (the default).
-        """
-        similarity = self._similarity()  # it checks the arguments
-        self._ready()
-        return similarity.similar(text, kind=kind, k=k)
-
     def recall(
         self,
         query: str,
@@ -479,18 +469,14 @@ class Memory(View):
         returned (one usage event; `[memory.recall] record_usage`). Faded facts (confidence
         decayed under 0.1 by `known_at`, else now) are left out unless `include_faded`.
         """
-        self._ready()
-        asked = RecallQuery.of(
-            self.settings,
+        found = self.as_of(valid_at=valid_at, known_at=known_at).recall(
             query,
             limit=limit,
             max_hops=max_hops,
             edge_types=edge_types,
             mode=mode,
-            moment=moment_of(valid_at=valid_at, known_at=known_at),
             include_faded=include_faded,
         )
-        found = self._recaller.recall(asked)
         self._note_usage(found)
         return found
 
@@ -504,11 +490,6 @@ class Memory(View):
         fact_ids = [h.item_id for h in found if h.kind == "fact"]
         if recall.record_usage:
             self._pipeline.note_usage(fact_ids, batch=recall.usage_batch)
-
-    def _similarity(self) -> Similarity:
-        if self.similarity is None:
-            raise ApexmemError("vectors are disabled: set [memory.vectors] enabled = true")
-        return self.similarity
 
     def stats(self) -> MemoryStats:
         """Counts of entities, fact versions, current, faded and archived facts, and events;

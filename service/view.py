@@ -183,7 +183,8 @@ class View:
 
     def similar(self, text: str, *, kind: str = "fact", k: int = 10) -> list[Similar]:
         """The `k` entities, facts or messages (`kind`) current in the view's state whose
-        text is nearest to `text` (see `Memory.similar`)."""
+        text is nearest to `text`: cosine similarity of embeddings, answered by the FAISS
+        index; needs `[memory.vectors] enabled` (the default)."""
         if self._view_similarity is None:
             raise ApexmemError("vectors are disabled: set [memory.vectors] enabled = true")
         self._ready()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from operator import attrgetter
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 import msgspec
@@ -26,12 +26,14 @@ from apexmem.events.located import locates
 __all__ = [
     "FOUND_BY",
     "AppendResult",
+    "Lookup",
     "NewEvent",
     "RawRecord",
     "RecordedEvent",
     "check_key",
     "encoded",
     "lookup_key",
+    "parse_key",
     "recorded",
 ]
 
@@ -98,6 +100,32 @@ _LOCATED: Final[dict[type, tuple[str, str, Callable[[Any], UUID]]]] = {
     cls: (prefix, field, attrgetter(field)) for prefix, (cls, field) in FOUND_BY.items()
 }
 """The same by class: key prefix, id field and a getter of the id."""
+
+
+class Lookup(NamedTuple):
+    """What a lookup key names: the class of the event, its id field and the located id."""
+
+    cls: type
+    field: str
+    located: UUID
+
+    def matches(self, data: object) -> bool:
+        """Whether `data` is the event this key names."""
+        return isinstance(data, self.cls) and getattr(data, self.field) == self.located
+
+
+def parse_key(key: str) -> Lookup | None:
+    """The lookup a key (`fact:<id>`, `message:<id>`) names, or None when `find` knows no
+    such key."""
+    prefix, _, rest = key.partition(":")
+    wanted = FOUND_BY.get(prefix)
+    if wanted is None:
+        return None
+    try:
+        located = UUID(rest)
+    except ValueError:
+        return None
+    return Lookup(wanted[0], wanted[1], located)
 
 
 def lookup_key(data: Event) -> str | None:

@@ -9,7 +9,7 @@ from uuid import UUID
 import msgspec
 
 from apexmem.events.chainrows import ChainLink, Query
-from apexmem.events.envelope import FOUND_BY, AppendResult, RawRecord, RecordedEvent, recorded
+from apexmem.events.envelope import AppendResult, RawRecord, RecordedEvent, parse_key, recorded
 from apexmem.events.located import location
 from apexmem.events.sqlite import EVENTS_TABLE
 from apexmem.events.storedids import StoredIds, parse_stream, stream_text
@@ -63,16 +63,10 @@ def read_streams(
 def find(query: Query, stored: StoredIds, key: str) -> RecordedEvent | None:
     """The event a key names: by its located id's (stream, version), else (in a log
     written before located ids) through the key table."""
-    prefix, _, rest = key.partition(":")
-    wanted = FOUND_BY.get(prefix)
-    if wanted is None:
+    lookup = parse_key(key)
+    if lookup is None:
         return None
-    cls, field = wanted
-    try:
-        located = UUID(rest)
-    except ValueError:
-        return None
-    low, high, version = location(located)
+    low, high, version = location(lookup.located)
     rows = query(
         f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
         "WHERE originator_id BETWEEN ? AND ? AND originator_version=?",
@@ -80,7 +74,7 @@ def find(query: Query, stored: StoredIds, key: str) -> RecordedEvent | None:
     )
     for row in rows:  # one, but for two streams sharing 12 bytes
         record = _record(row)
-        if isinstance(record.data, cls) and getattr(record.data, field) == located:
+        if lookup.matches(record.data):
             return record
     value = stored.key(key)
     if value is None:  # not a key this log can hold, so not one it holds

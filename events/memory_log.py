@@ -18,13 +18,13 @@ from uuid import UUID
 
 from apexmem.events.chain import GENESIS, links
 from apexmem.events.envelope import (
-    FOUND_BY,
     AppendResult,
     NewEvent,
     RawRecord,
     RecordedEvent,
     check_key,
     encoded,
+    parse_key,
     recorded,
 )
 from apexmem.events.errors import ConcurrencyError
@@ -191,20 +191,13 @@ class InMemoryLog:
         return found
 
     def _find(self, key: str, upto: int) -> RecordedEvent | None:
-        prefix, _, rest = key.partition(":")
-        wanted = FOUND_BY.get(prefix)
-        if wanted is None:
+        lookup = parse_key(key)
+        if lookup is None:
             return None
-        cls, field = wanted
-        try:
-            located = UUID(rest)
-        except ValueError:
-            return None
-        low, _, version = location(located)
+        low, _, version = location(lookup.located)
         for position in self._located.get((low.int >> 32, version), ()):
             record = self._record(position)
-            data = record.data
-            if position <= upto and isinstance(data, cls) and getattr(data, field) == located:
+            if position <= upto and lookup.matches(record.data):
                 return record
         return None
 

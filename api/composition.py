@@ -108,7 +108,7 @@ def compose(
     chosen = None
     if vectors.enabled:
         chosen = embedder if embedder is not None else embedder_for(vectors)
-    projections = Projections(log, store, settings, embedder=chosen)
+    projections = Projections(log, store, settings, embedder=chosen, on_discarded=_discarded)
     similarity = Similarity(projections) if vectors.enabled else None
     pipeline = Pipeline(
         log,
@@ -134,6 +134,10 @@ def compose(
         settings=settings,
         clock=clock,
     )
+
+
+def _discarded(path: Path, reason: str) -> None:
+    _logger.warning("vectors.index_damaged", path=str(path), error=reason, rebuilding=True)
 
 
 def checked_clock(clock: Callable[[], datetime]) -> Callable[[], datetime]:

@@ -138,6 +138,7 @@ class VectorIndex:
         dimension: int,
         path: Path | None = None,
         hnsw_threshold: int = HNSW_THRESHOLD,
+        on_discarded: Callable[[Path, str], None] | None = None,
     ) -> None:
         self._store = store
         self.model = model
@@ -150,9 +151,9 @@ class VectorIndex:
         self._saved = (-1, -1)
         self.opened: Literal["loaded", "rebuilt"] | None = None
         """How the indexes were opened: from the file, or rebuilt from the SQL vectors."""
-        self.on_discarded: Callable[[Path, str], None] | None = None
+        self._on_discarded = on_discarded
         """Told the path and why when a damaged index file is deleted to be rebuilt (this
-        module does not log: the service that answers from the index does)."""
+        module does not log: whoever builds the index does)."""
 
     def open(self, connection: Connection | None = None) -> None:
         """Load the index file when it is current, else rebuild from SQL; then catch up."""
@@ -341,8 +342,8 @@ class VectorIndex:
         """Delete the damaged file (the next save writes a sound one) and say why."""
         self.path.unlink(missing_ok=True)
         self._saved = (-1, -1)
-        if self.on_discarded is not None:
-            self.on_discarded(self.path, reason)
+        if self._on_discarded is not None:
+            self._on_discarded(self.path, reason)
 
     def _rebuild(self, connection: Connection, position: int) -> None:
         self._kinds = None  # the old indexes go before the new ones are built

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from time import monotonic
 from typing import Final
 
@@ -54,7 +55,10 @@ class Projections:
         settings: Settings,
         *,
         embedder: Embedder | None = None,
+        on_discarded: Callable[[Path, str], None] | None = None,
     ) -> None:
+        """`on_discarded(path, why)` is told when a damaged FAISS index file is deleted to
+        be rebuilt from the SQL vectors."""
         self._log = log
         self.store = store
         self._inline = settings.memory.projection.inline
@@ -75,6 +79,7 @@ class Projections:
                 model=embedder.name,
                 dimension=embedder.dimension,
                 hnsw_threshold=settings.memory.vectors.hnsw_threshold,
+                on_discarded=on_discarded,
             )
             self._forget_other_models(embedder.name)
         self._runners: Final = [r for r in (self.graph, self.vectors) if r is not None]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Final, get_args
 from uuid import UUID
 
@@ -46,7 +45,6 @@ class Similarity:
         self.embedder: Embedder = projections.embedder
         self.index: VectorIndex = projections.index
         self._store = projections.store
-        self.index.on_discarded = _index_discarded
         if projections.replaced_models:
             _logger.info(
                 "vectors.model_changed", found=projections.replaced_models, model=self.embedder.name
@@ -85,10 +83,6 @@ class Similarity:
         """Save the index file if it moved since it was loaded or last saved."""
         if self.index.save():
             _logger.debug("vectors.saved", path=str(self.index.path))
-
-
-def _index_discarded(path: Path, reason: str) -> None:
-    _logger.warning("vectors.index_damaged", path=str(path), error=reason, rebuilding=True)
 
 
 def _current_nearest(

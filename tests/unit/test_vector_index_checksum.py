@@ -13,9 +13,8 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from apexmem import Memory, Similar
+from apexmem import Memory, Similar, composition
 from apexmem.domain.embedding import HashingEmbedder
-from apexmem.service import similarity
 
 MAGIC, DIGEST = 8, 32
 FACTS = 40
@@ -23,9 +22,9 @@ FACTS = 40
 
 @pytest.fixture
 def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[MutableMapping[str, Any]]]:
-    """What the similarity service logs (its logger was bound at import, to stderr)."""
+    """What the composition root logs (its logger was bound at import, to stderr)."""
     with capture_logs() as entries:
-        monkeypatch.setattr(similarity, "_logger", structlog.get_logger())
+        monkeypatch.setattr(composition, "_logger", structlog.get_logger())
         yield entries
 
 

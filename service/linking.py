@@ -32,7 +32,7 @@ from apexmem.projections.streams import evolve_entity, fold
 from apexmem.readmodels import ReadModels, tracked_position
 from apexmem.readmodels.vectors import VECTORS
 from apexmem.service.logs import get_logger
-from apexmem.service.pipeline import Append, Pipeline, Versions
+from apexmem.service.pipeline import Append, Pipeline, Settled, Versions
 from apexmem.service.similarity import Similarity
 from apexmem.service.writer import COMMANDS, Batch, Writer
 
@@ -111,7 +111,7 @@ class NoteLinker:
         except Exception as e:
             _logger.warning("notes.link_failed", error=repr(e))
 
-    def _pass(self, actor: str | None, *, renew: bool) -> _Pass:
+    def _pass(self, actor: str | None, *, renew: bool) -> _Pass | Settled[Linking]:
         """One attempt: the entities first seen since the last recorded pass, their links,
         and the mark that records where this pass stopped."""
         similarity = self._similarity
@@ -121,7 +121,7 @@ class NoteLinker:
         start = _last_through(marks)
         with self._store.read() as connection:
             through = tracked_position(connection, VECTORS)
-        nothing = _Pass(Linking(entities=0, links=0, through=start), len(marks))
+        nothing = Settled(Linking(entities=0, links=0, through=start))
         if through <= start:
             return nothing
         fresh = _fresh(self._log, start, through)
@@ -170,9 +170,9 @@ class NoteLinker:
 
 
 class _Pass:
-    """One attempt at a pass: its links and mark as one batch (None: nothing to record)."""
+    """One attempt at a pass: its links and its mark, as one batch."""
 
-    def __init__(self, done: Linking, marks: int, batch: Batch | None = None) -> None:
+    def __init__(self, done: Linking, marks: int, batch: Batch) -> None:
         self.done = done
         self._marks = marks
         self._batch = batch
@@ -180,16 +180,14 @@ class _Pass:
     def decide(self, log: LockedLog) -> Append:
         if len(log.read_stream(LINKING_ID)) != self._marks:
             raise ConcurrencyError("another note-linking pass recorded where it stopped first")
-        return Append() if self._batch is None else self._batch.decide(log)
+        return self._batch.decide(log)
 
     def finish(self, appended: AppendResult | None) -> Linking:
-        if self._batch is not None:
-            self._batch.finish(appended)
+        self._batch.finish(appended)
         return self.done
 
     def conflicted(self) -> None:
-        if self._batch is not None:
-            self._batch.conflicted()
+        self._batch.conflicted()
 
 
 def _similar_to(states: _States, a: int, b: int, score: float, actor: str | None) -> AssertFact:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 from uuid import UUID
 
 import msgspec
@@ -25,7 +25,7 @@ from apexmem.events.policy import FactsRetrieved
 from apexmem.events.ports import LockedLog, Log
 from apexmem.service.logs import get_logger
 
-__all__ = ["Append", "Attempt", "Pipeline", "Policy", "Versions"]
+__all__ = ["Append", "Attempt", "Pipeline", "Policy", "Settled", "Versions"]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -88,6 +88,16 @@ class Attempt(Protocol[T_co]):
         ...
 
 
+class Settled(Generic[T]):
+    """What `prepare` returns when the operation has nothing to append: its answer, given
+    without taking the write lock (an automatic pass with nothing new, say)."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: T) -> None:
+        self.result = result
+
+
 class Policy(Protocol):
     """A step run after an operation of one of `after` kinds commits (note linking, say)."""
 
@@ -132,7 +142,7 @@ class Pipeline:
         if self.read_only is not None:
             raise ApexmemError(f"this memory is read-only: {self.read_only}")
 
-    def run(self, kind: str, prepare: Callable[[int], Attempt[T]]) -> T:
+    def run(self, kind: str, prepare: Callable[[int], Attempt[T] | Settled[T]]) -> T:
         """Run one operation of `kind`: `prepare(attempt)` is called for every try, outside
         the lock (it may read the read models or ask a model); the attempt it returns decides
         and appends while this memory's lock and the log's write lock are held."""
@@ -144,9 +154,11 @@ class Pipeline:
                 policy()
         return done
 
-    def _tries(self, kind: str, prepare: Callable[[int], Attempt[T]]) -> T:
+    def _tries(self, kind: str, prepare: Callable[[int], Attempt[T] | Settled[T]]) -> T:
         for tried in range(self._retries + 1):
             attempt = prepare(tried)
+            if isinstance(attempt, Settled):
+                return attempt.result
             try:
                 with self.lock:
                     with self._log.locked() as locked:

@@ -53,7 +53,7 @@ from apexmem.readmodels.decay import rates_at
 from apexmem.readmodels.tables import GRAPH
 from apexmem.service.arguments import checked_count
 from apexmem.service.logs import get_logger
-from apexmem.service.pipeline import Append, Pipeline, Versions
+from apexmem.service.pipeline import Append, Pipeline, Settled, Versions
 from apexmem.service.view import TimeArg, as_time
 
 __all__ = ["Assignment", "Communities", "Detection", "Placement", "recorded"]
@@ -213,11 +213,13 @@ def recorded(
     (a summarizer may be asked) outside the write lock; under it, `outdated` tells when
     something the snapshot showed has changed since (stream versions tell the rest)."""
 
-    def prepare(_: int) -> _Recorded[S, T]:
+    def prepare(_: int) -> _Recorded[S, T] | Settled[T]:
         ready()
         with store.read() as connection:
             seen = read(connection)
         events, result = decide(seen)
+        if not events:
+            return Settled(result)
         return _Recorded(kind, seen, events, result, outdated)
 
     return pipeline.run(kind, prepare)
@@ -238,7 +240,7 @@ class _Recorded(Generic[S, T]):
         self._result, self._outdated = result, outdated
 
     def decide(self, log: LockedLog) -> Append:
-        if self._events and self._outdated is not None and self._outdated(log, self._seen):
+        if self._outdated is not None and self._outdated(log, self._seen):
             raise ConcurrencyError(f"the log moved on under this {self._kind}")
         return Append(events=self._events)
 

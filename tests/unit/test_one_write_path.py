@@ -142,3 +142,24 @@ def test_versions_count_on_from_what_was_read_and_start_new_streams_at_one() -> 
 
     assert [(e.stream_id, e.version) for e in events] == [(read, 4), (new, 1), (read, 5)]
     assert {e.actor for e in events} == {"agent"}
+
+
+def test_an_operation_with_nothing_to_append_takes_no_write_lock(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.assert_fact(subject="Alice", relation="works_at", object="Acme")
+    memory.link_notes()
+    locks: list[int] = []
+    locked = memory.log.locked
+
+    def counted() -> Any:
+        locks.append(1)
+        return locked()
+
+    monkeypatch.setattr(memory.log, "locked", counted)
+
+    again = memory.link_notes()  # nothing first seen since the last pass
+    memory.assign_communities()  # nobody to place
+
+    assert (again.entities, again.links) == (0, 0)
+    assert locks == []

@@ -19,7 +19,7 @@ from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
 from apexmem.readmodels import ReadModelStore
 from apexmem.replay.projections import Projections
-from apexmem.service.backfill import Backfill
+from apexmem.service.backfill import Backfill, speaker_roles
 from apexmem.service.eviction import Eviction
 from apexmem.service.linking import NoteLinker
 from apexmem.service.logs import get_logger
@@ -78,7 +78,9 @@ class Services:
         )
         if settings.memory.graph.note_linking.enabled:
             pipeline.declare(self.linker)
-        self.backfill = Backfill(pipeline, writer, store=store, ready=ready)
+        graph = settings.memory.graph
+        roles = speaker_roles(graph.user_entity, graph.assistant_entity)
+        self.backfill = Backfill(pipeline, writer, store=store, ready=ready, roles=roles)
 
 
 def compose(

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
 from apexmem.domain.extraction import (
-    GENERIC_SPEAKERS,
     MAX_FACTS_PER_MESSAGE,
     MAX_MENTIONS_PER_MESSAGE,
     ExtractedFact,
@@ -94,7 +93,7 @@ class HeuristicExtractor:
     def extract(self, message: Utterance, known: Mapping[str, KnownName]) -> Extraction:
         """The speaker, the names of the text, and a co-mention fact per pair of them."""
         mentions: dict[tuple[str, str], Mention] = {}
-        speaker = _speaker(message.speaker, known)
+        speaker = _speaker(message.speaker_name(), known)
         if speaker is not None:
             mentions[_key(speaker)] = speaker
         for mention in _names(message.text, known):
@@ -107,10 +106,12 @@ def _key(mention: Mention) -> tuple[str, str]:
     return normalize(mention.name), mention.entity_type
 
 
-def _speaker(speaker: str, known: Mapping[str, KnownName]) -> Mention | None:
+def _speaker(speaker: str | None, known: Mapping[str, KnownName]) -> Mention | None:
+    if speaker is None:
+        return None
     name = display_name(speaker)
     key = normalize(name)
-    if key in GENERIC_SPEAKERS or len(key.encode()) < MIN_NAME_BYTES:
+    if len(key.encode()) < MIN_NAME_BYTES:
         return None
     found = known.get(key)
     if found is not None and found.entity_type == "person":

@@ -102,6 +102,10 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     archives it (1 to 36,500)."""
     max_entities: _NonNegative = 0
     edge_history_limit: _Positive = 100
+    user_entity: Annotated[str, msgspec.Meta(max_length=512)] = "User"
+    """The person entity a `user` / `human` speaker stands for; empty: none."""
+    assistant_entity: Annotated[str, msgspec.Meta(max_length=512)] = ""
+    """The entity an `assistant` / `bot` / `agent` / `model` speaker stands for; empty: none."""
     note_linking: NoteLinkingSettings = NoteLinkingSettings()
     spreading_activation: ActivationSettings = ActivationSettings()
     belief_revision: BeliefRevisionSettings = BeliefRevisionSettings()

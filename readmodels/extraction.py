@@ -9,11 +9,18 @@ from uuid import UUID
 import msgspec
 from sqlalchemy import Connection, func, select
 
-from apexmem.domain.extraction import KnownName, Utterance
+from apexmem.domain.extraction import PRIOR_TURNS, KnownName, Utterance
 from apexmem.domain.merges import followed
 from apexmem.readmodels.tables import aliases, entities, episodes, extractions, messages
 
-__all__ = ["PendingMessage", "known_names", "pending_count", "pending_messages", "speakers"]
+__all__ = [
+    "PendingMessage",
+    "known_names",
+    "pending_count",
+    "pending_messages",
+    "prior_turns",
+    "speakers",
+]
 
 
 class PendingMessage(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,7 +35,9 @@ class PendingMessage(msgspec.Struct, frozen=True, kw_only=True):
     ref: str | None
     position: int
 
-    def utterance(self) -> Utterance:
+    def utterance(
+        self, *, speaker_entity: str | None = None, context: tuple[Utterance, ...] = ()
+    ) -> Utterance:
         """The message as an extractor sees it."""
         return Utterance(
             message_id=self.message_id,
@@ -37,6 +46,8 @@ class PendingMessage(msgspec.Struct, frozen=True, kw_only=True):
             text=self.text,
             at=self.at,
             ref=self.ref,
+            speaker_entity=speaker_entity,
+            context=context,
         )
 
 
@@ -66,6 +77,37 @@ def pending_messages(connection: Connection, *, after: int = 0, limit: int) -> l
         msgspec.convert(row, PendingMessage, from_attributes=True)
         for row in connection.execute(statement)
     ]
+
+
+def prior_turns(
+    connection: Connection, message: PendingMessage, *, limit: int = PRIOR_TURNS
+) -> tuple[Utterance, ...]:
+    """The `limit` messages of `message`'s conversation recorded before it, oldest first."""
+    statement = (
+        select(
+            messages.c.message_id,
+            messages.c.speaker,
+            messages.c.text,
+            messages.c.at,
+            messages.c.ref,
+        )
+        .where(messages.c.episode_id == message.episode_id)
+        .where(messages.c.position < message.position)
+        .order_by(messages.c.position.desc())
+        .limit(limit)
+    )
+    rows = list(connection.execute(statement))
+    return tuple(
+        Utterance(
+            message_id=r.message_id,
+            conversation=message.conversation,
+            speaker=r.speaker,
+            text=r.text,
+            at=r.at,
+            ref=r.ref,
+        )
+        for r in reversed(rows)
+    )
 
 
 def pending_count(connection: Connection) -> int:

@@ -12,12 +12,13 @@ and rebuild apply those events and never call an extractor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 from uuid import UUID
 
 import blake3
 import msgspec
+from sqlalchemy import Connection
 
 from apexmem.domain.commands import AssertFact, ObserveEntity, build
 from apexmem.domain.extraction import (
@@ -26,6 +27,7 @@ from apexmem.domain.extraction import (
     Extractor,
     KnownName,
     Mention,
+    Utterance,
     checked,
     recordable_name,
 )
@@ -44,6 +46,7 @@ from apexmem.readmodels.extraction import (
     known_names,
     pending_count,
     pending_messages,
+    prior_turns,
     speakers,
 )
 from apexmem.replay.runner import Progress
@@ -53,7 +56,7 @@ from apexmem.service.pipeline import Append, Pipeline, Versions
 from apexmem.service.results import EntityRef, FactRef, Result
 from apexmem.service.writer import Writer
 
-__all__ = ["Backfill", "BackfillReport"]
+__all__ = ["Backfill", "BackfillReport", "speaker_roles"]
 
 _logger = get_logger()
 _CHUNK: Final = 100
@@ -100,11 +103,14 @@ class Backfill:
         *,
         store: ReadModels,
         ready: Callable[[], None],
+        roles: Mapping[str, str] | None = None,
     ) -> None:
         self._pipeline = pipeline
         self._writer = writer
         self._store = store
         self._ready = ready
+        self._roles = dict(roles or {})
+        """Speaker roles (normalized) to the entity each stands for (`speaker_roles`)."""
         self.extractor: Extractor = HeuristicExtractor()
         """Reads messages for `backfill` (replace it to use a model); its verdicts are
         recorded."""
@@ -129,7 +135,7 @@ class Backfill:
         self._ready()
         with self._store.read() as connection:
             total = pending_count(connection)
-            lexicon = _lexicon(known_names(connection), speakers(connection))
+            lexicon = _lexicon(known_names(connection), speakers(connection), self._roles)
         todo = total if limit is None else min(limit, total)
         report = BackfillReport(extractor=chosen.name)
         after = 0
@@ -138,10 +144,11 @@ class Backfill:
                 chunk = pending_messages(
                     connection, after=after, limit=min(_CHUNK, todo - report.messages)
                 )
+                shown = [self._shown(connection, m) for m in chunk]
             if not chunk:
                 break
             after = chunk[-1].position
-            self._backfill_chunk(chosen, chunk, lexicon, report)
+            self._backfill_chunk(chosen, chunk, shown, lexicon, report)
             if progress is not None:
                 progress(report.messages, todo)
         with self._store.read() as connection:
@@ -149,14 +156,26 @@ class Backfill:
         _logger.info("backfill.done", **msgspec.structs.asdict(report))
         return report
 
+    def _shown(self, connection: Connection, message: PendingMessage) -> Utterance:
+        """The message as the extractor is shown it: its speaker's entity and prior turns."""
+        return message.utterance(
+            speaker_entity=self._roles.get(normalize(message.speaker)),
+            context=prior_turns(connection, message),
+        )
+
     def _backfill_chunk(
         self,
         extractor: Extractor,
         chunk: Sequence[PendingMessage],
+        shown: Sequence[Utterance],
         lexicon: dict[str, KnownName],
         report: BackfillReport,
     ) -> None:
-        readings = [r for m in chunk if (r := _read(extractor, m, lexicon)) is not None]
+        readings = [
+            r
+            for m, u in zip(chunk, shown, strict=True)
+            if (r := _read(extractor, m, u, lexicon)) is not None
+        ]
         report.messages += len(chunk)
         report.failed += len(chunk) - len(readings)
         ids = self._backfill_observe(extractor.name, readings)
@@ -273,7 +292,10 @@ class _Verdicts:
 
 
 def _read(
-    extractor: Extractor, message: PendingMessage, lexicon: dict[str, KnownName]
+    extractor: Extractor,
+    message: PendingMessage,
+    shown: Utterance,
+    lexicon: dict[str, KnownName],
 ) -> _Reading | None:
     """Check and extract one message; None when the extractor failed on it."""
     flagged = injection_verdict(message.text)
@@ -281,7 +303,7 @@ def _read(
         _logger.info("backfill.flagged", message_id=str(message.message_id), rule=flagged)
         return _Reading(message=message, flagged=flagged)
     try:
-        kept = checked(extractor.extract(message.utterance(), lexicon))
+        kept = checked(extractor.extract(shown, lexicon))
     except Exception as e:  # a plug-in's failure, or its malformed answer, leaves the message
         _logger.warning(
             "backfill.extractor_failed",
@@ -304,26 +326,47 @@ def _limit(value: object) -> int | None:
     return None if value is None else checked_count("limit", value)
 
 
-def _lexicon(known: dict[str, KnownName], talking: Sequence[str]) -> dict[str, KnownName]:
-    """The names known, with every speaker a person (speakers are people, not concepts)."""
+def _lexicon(
+    known: dict[str, KnownName], talking: Sequence[str], roles: Mapping[str, str]
+) -> dict[str, KnownName]:
+    """The names known, with every speaker a person (speakers are people, not concepts),
+    a role speaker under the entity it stands for."""
     lexicon = dict(known)
-    for speaker in talking:
+    for spoken in talking:
+        speaker = roles.get(normalize(spoken), spoken)
         key = normalize(speaker)
-        if key in GENERIC_SPEAKERS or len(key.encode()) < MIN_NAME_BYTES:
+        if (key in GENERIC_SPEAKERS and speaker == spoken) or len(key.encode()) < MIN_NAME_BYTES:
             continue
         if key not in lexicon or lexicon[key].entity_type != "person":
             lexicon[key] = KnownName(speaker, "person")
     return lexicon
 
 
+def speaker_roles(user_entity: str, assistant_entity: str) -> dict[str, str]:
+    """Speaker roles (normalized) to the entity each stands for; an empty name maps none."""
+    roles: dict[str, str] = {}
+    for role, entity in (
+        ("user", user_entity),
+        ("human", user_entity),
+        ("assistant", assistant_entity),
+        ("bot", assistant_entity),
+        ("agent", assistant_entity),
+        ("model", assistant_entity),
+    ):
+        if entity.strip():
+            roles[role] = entity.strip()
+    return roles
+
+
 def _assertions(actor: str, reading: _Reading, ids: dict[_Key, UUID]) -> list[AssertFact]:
     """The message's facts as assertions, once per (subject, relation, object, edge type)."""
     message = reading.message
-    seen: set[tuple[UUID, str, UUID, str]] = set()
+    seen: set[tuple[UUID, str, UUID | str, str]] = set()
     commands = []
     for fact in reading.extraction.facts:
-        subject, target = ids[_key(fact.subject)], ids[_key(fact.object)]
-        identity = (subject, fact.relation, target, fact.edge_type)
+        subject = ids[_key(fact.subject)]
+        target = ids[_key(fact.object)] if fact.object is not None else None
+        identity = (subject, fact.relation, target or f"value:{fact.value}", fact.edge_type)
         if subject == target or identity in seen:  # two names of one entity
             continue
         seen.add(identity)
@@ -331,17 +374,21 @@ def _assertions(actor: str, reading: _Reading, ids: dict[_Key, UUID]) -> list[As
             "subject": fact.subject.name,
             "subject_type": fact.subject.entity_type,
             "relation": fact.relation,
-            "object": fact.object.name,
-            "object_type": fact.object.entity_type,
             "edge_type": fact.edge_type,
             "fact": fact.fact,
             "confidence": fact.confidence,
-            "valid_from": message.at,
+            "valid_from": fact.valid_from or message.at,
             "observed_at": message.at,
             "episode": message.conversation,
             "ref": message.ref or f"message:{message.message_id}",
             "actor": actor,
         }
+        if fact.object is not None:
+            fields |= {"object": fact.object.name, "object_type": fact.object.entity_type}
+        else:
+            fields["value"] = fact.value
+        if fact.valid_until is not None:
+            fields["valid_until"] = fact.valid_until
         commands.append(build(AssertFact, fields))
     return commands
 

@@ -63,6 +63,7 @@ def test_backfill_reads_each_message_once_skips_injections_and_reports_counts(
     assert {f["object"] if f["subject"] == "Bob Stone" else f["subject"] for f in rows} == {
         "Caroline",
         "Paris",
+        "User",  # the `user` speaker stands for the `[memory.graph] user_entity`
     }
 
 

@@ -143,7 +143,7 @@ def test_a_limit_reads_the_oldest_messages_first_and_says_how_many_are_left(
 
 def test_a_mention_links_the_entity_to_the_episode_of_the_message(memory: Memory) -> None:
     memory.observe_entity(name="Bob Stone", entity_type="person")
-    say(memory, "bob stone called", speaker="user", episode="conv-9")
+    say(memory, "bob stone called", speaker="assistant", episode="conv-9")
 
     report = memory.backfill()
 
@@ -160,7 +160,7 @@ def test_a_known_alias_is_a_mention_of_the_entity_that_owns_it(memory: Memory) -
     memory.observe_entity(name="Robert", entity_type="person")
     memory.observe_entity(name="Bobby", entity_type="person")
     memory.merge(source="Bobby", target="Robert", entity_type="person")
-    say(memory, "we sold acme corp to bobby", speaker="user")
+    say(memory, "we sold acme corp to bobby", speaker="assistant")
 
     memory.backfill()
 

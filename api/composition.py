@@ -15,9 +15,13 @@ from apexmem.domain.embedding import Embedder
 from apexmem.domain.resolution import Disambiguator
 from apexmem.domain.settings import Settings
 from apexmem.embedders import embedder_for
+from apexmem.extractors import extractor_for
 from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
+from apexmem.events.ports import Log
+from apexmem.location import DEFAULT_SCHEMA, Location
 from apexmem.readmodels import ReadModelStore
+from apexmem.replay.leadership import AdvisoryLease, FileLease, Lease
 from apexmem.replay.projections import Projections
 from apexmem.service.backfill import Backfill, speaker_roles
 from apexmem.service.eviction import Eviction
@@ -44,7 +48,7 @@ class Services:
     def __init__(
         self,
         *,
-        log: EventLog,
+        log: Log,
         store: ReadModelStore,
         projections: Projections,
         similarity: Similarity | None,
@@ -52,8 +56,11 @@ class Services:
         writer: Writer,
         settings: Settings,
         clock: Callable[[], datetime],
+        lease: Callable[[], Lease],
     ) -> None:
         self.log = log
+        self.lease = lease
+        """A new lease on leading the projection followers of this memory."""
         self.store = store
         self.projections = projections
         self.similarity = similarity
@@ -81,10 +88,11 @@ class Services:
         graph = settings.memory.graph
         roles = speaker_roles(graph.user_entity, graph.assistant_entity)
         self.backfill = Backfill(pipeline, writer, store=store, ready=ready, roles=roles)
+        self.backfill.extractor = extractor_for(graph)
 
 
 def compose(
-    directory: Path,
+    location: Location,
     *,
     settings: Settings,
     clock: Callable[[], datetime],
@@ -92,15 +100,12 @@ def compose(
     embedder: Embedder | None = None,
     disambiguator: Disambiguator | None = None,
 ) -> Services:
-    """Open the log and read models in `directory` and build every service over them.
+    """Open the log and read models at `location` and build every service over them.
 
     `embedder` replaces the one `[memory.vectors] embedder` names; `read_only` (why writes
     are refused, or None) goes to the pipeline.
     """
-    log = EventLog(
-        directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous, clock=clock
-    )
-    store = ReadModelStore(directory / READMODELS_FILE)
+    log, store, lease = _storage(location, settings=settings, clock=clock)
     if store.set_aside is not None:
         kept, error = store.set_aside
         _logger.warning("readmodels.damaged", kept=str(kept), error=error, rebuilding=True)
@@ -135,6 +140,29 @@ def compose(
         writer=writer,
         settings=settings,
         clock=clock,
+        lease=lease,
+    )
+
+
+def _storage(
+    location: Location, *, settings: Settings, clock: Callable[[], datetime]
+) -> tuple[Log, ReadModelStore, Callable[[], Lease]]:
+    """The log, the read-model store and the projection lease of `location`'s backend."""
+    if location.url is None:
+        directory = location.directory
+        log = EventLog(
+            directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous, clock=clock
+        )
+        return log, ReadModelStore(directory / READMODELS_FILE), lambda: FileLease(directory)
+    from apexmem.events.postgres import Server
+    from apexmem.events.postgres_log import PostgresLog
+
+    url, schema = location.url, location.schema or DEFAULT_SCHEMA
+    pg_log = PostgresLog(url, schema=schema, clock=clock)
+    store = ReadModelStore(url, schema=schema, cache=location.directory)
+    server = Server(url)
+    return pg_log, store, lambda: AdvisoryLease(
+        lambda: server.connect(autocommit=True), schema=schema
     )
 
 

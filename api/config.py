@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Final
 
 from apexmem.domain.settings import Settings, parse_settings
+from apexmem.location import DEFAULT_SCHEMA, Location, locate
 from apexmem.service.logs import get_logger
 
 __all__ = [
@@ -31,20 +32,42 @@ DEFAULT_HOME: Final = Path("~/.apexmem")
 _logger = get_logger()
 
 
-def home(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The memory directory: the explicit path, else `$APEXMEM_HOME`, else `~/.apexmem`."""
+def home(explicit: str | os.PathLike[str] | Location | None = None) -> Location:
+    """Where the memory is: the explicit place, else `$APEXMEM_HOME`, else `~/.apexmem`.
+
+    A place is a directory or a PostgreSQL URL (see `apexmem.location`).
+    """
+    if isinstance(explicit, Location):
+        return explicit
     chosen = explicit or os.environ.get("APEXMEM_HOME") or DEFAULT_HOME
-    return Path(chosen).expanduser()
+    return locate(chosen)
 
 
-def holds_memory(directory: Path) -> bool:
-    """Whether a memory is in `directory`: its log, `events.db`, is there.
+def holds_memory(place: Location | Path) -> bool:
+    """Whether a memory is at `place`: its log is there (`events.db`, or the log tables in
+    the PostgreSQL schema).
 
     The one rule for "is there a memory here?": a directory that is absent, empty or holds
-    only a settings file holds none yet. Commands that only read refuse such a directory
-    instead of creating a memory in it.
+    only a settings file holds none yet, nor does a database without the schema. Commands
+    that only read refuse such a place instead of creating a memory in it.
     """
-    return (directory / EVENTS_FILE).is_file()
+    location = place if isinstance(place, Location) else Location(directory=place)
+    if location.url is not None:
+        return _holds_log(location.url, location.schema or DEFAULT_SCHEMA)
+    return (location.directory / EVENTS_FILE).is_file()
+
+
+def _holds_log(url: str, schema: str) -> bool:
+    """Whether the schema at `url` has a log (its layout row); reads only."""
+    from apexmem.events.postgres import LAYOUT_TABLE, Server, quoted_schema
+
+    table = f"{quoted_schema(schema)}.{LAYOUT_TABLE}"
+    with Server(url).connect(autocommit=True) as connection:
+        found = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+        if found is None or found[0] is None:
+            return False
+        row = connection.execute(f"SELECT 1 FROM {table} WHERE part = 'log'").fetchone()
+        return row is not None
 
 
 def load_settings(directory: Path) -> Settings:

@@ -10,8 +10,9 @@ from types import TracebackType
 from typing import Any, TypeVar
 from uuid import UUID
 
+from apexmem import damage
 from apexmem.composition import checked_clock, compose, default_clock
-from apexmem.config import EVENTS_FILE, holds_memory, home, load_settings
+from apexmem.config import holds_memory, home, load_settings
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
@@ -32,13 +33,14 @@ from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import Summarizer
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.errors import NotFoundError, ValidationError
+from apexmem.location import Location
 from apexmem.readmodels import CommunityRow, graph_stats
 from apexmem.readmodels.decay import fading_at
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.diff import Diff, diff
 from apexmem.replay.runner import CatchUp, Progress
 from apexmem.replay.snapshot import FactView, Snapshot, snapshot
-from apexmem.replay.verify import VerifyReport, verify
+from apexmem.replay.verify import Head, VerifyReport, head, parse_head, verify
 from apexmem.service import audit
 from apexmem.service.arguments import REQUIRED, fact_commands, given, in_batch
 from apexmem.service.backfill import BackfillReport
@@ -78,20 +80,23 @@ class Memory(View):
 
     def __init__(
         self,
-        directory: Path,
+        location: Location,
         *,
         settings: Settings,
         clock: Callable[[], datetime],
         embedder: Embedder | None = None,
         disambiguator: Disambiguator | None = None,
     ) -> None:
-        self.directory = directory
+        self.location = location
+        """Where the memory lives: its directory, or its PostgreSQL database and schema."""
+        self.directory = location.directory
+        """Its SQLite files; on PostgreSQL, this machine's cache (the FAISS index file)."""
         self.settings = settings
         self.clock = clock
-        self.read_only = read_only_reason(directory)
+        self.read_only = read_only_reason(location.directory)
         """Why writes are refused (a replayed directory), or None."""
         services = compose(
-            directory,
+            location,
             settings=settings,
             clock=clock,
             read_only=self.read_only,
@@ -104,8 +109,13 @@ class Memory(View):
         self.similarity = services.similarity
         """The vector side (None when `[memory.vectors] enabled = false`)."""
         self._services = services
+        self.lease = services.lease
+        """A new lease on leading this memory's projection followers (`project --follow`)."""
         self._pipeline = services.pipeline
         self._writer = services.writer
+        damaged = damage.found(self.directory, self.log)
+        if damaged is not None:
+            self.read_only = self._pipeline.read_only = damaged
         self._recaller = services.recaller
         super().__init__(
             self.store,
@@ -121,7 +131,7 @@ class Memory(View):
     @classmethod
     def open(
         cls,
-        path: str | os.PathLike[str] | None = None,
+        path: str | os.PathLike[str] | Location | None = None,
         *,
         settings: Settings | None = None,
         clock: Callable[[], datetime] | None = None,
@@ -131,26 +141,29 @@ class Memory(View):
     ) -> Memory:
         """Open (creating if absent) the memory in `path`, `$APEXMEM_HOME` or `~/.apexmem`.
 
-        With `create=False` a directory that holds no memory yet (no `events.db`) is refused
-        with NotFoundError and nothing is created: for callers that only mean to read.
+        `path` is a directory or a PostgreSQL URL (`postgresql://user@host/db`, with
+        `?schema=NAME` to pick the schema; see `apexmem.location`).
+        With `create=False` a place that holds no memory yet (no log) is refused with
+        NotFoundError and nothing is created: for callers that only mean to read.
 
         `embedder` replaces the one `[memory.vectors] embedder` names (WordLlama by default).
         `disambiguator` judges names in the ambiguous band of `use_embedding_resolution`
         (default: keep them apart, the pair recorded).
         """
-        directory = home(path)
-        if not create and not holds_memory(directory):
-            raise NotFoundError(f"no memory in {directory} (no {EVENTS_FILE} there)")
+        location = home(path)
+        if not create and not holds_memory(location):
+            raise NotFoundError(f"no memory in {location} (no log there)")
+        directory = location.directory
         directory.mkdir(parents=True, exist_ok=True)
         chosen = settings if settings is not None else load_settings(directory)
         memory = cls(
-            directory,
+            location,
             settings=chosen,
             clock=checked_clock(clock) if clock is not None else default_clock(directory),
             embedder=embedder,
             disambiguator=disambiguator,
         )
-        _logger.debug("memory.opened", directory=str(directory))
+        _logger.debug("memory.opened", location=str(location))
         return memory
 
     def close(self) -> None:
@@ -603,9 +616,21 @@ class Memory(View):
         """Facts believed now, by a full replay of the log."""
         return self.snapshot().current()
 
-    def verify(self) -> VerifyReport:
-        """Recompute the hash chain: ok, events checked, and the first bad position if any."""
-        return verify(self.log)
+    def verify(self, *, expect: str | None = None) -> VerifyReport:
+        """Recompute the hash chain: ok, events checked, and the first bad position if any.
+
+        `expect` is a kept head (`POSITION:HEX`, or `HEX` for the end; see `head`) the
+        chain must hold. A bad position makes the memory refuse writes (`apexmem.damage`).
+        """
+        report = verify(self.log, expect=None if expect is None else parse_head(expect))
+        refused = damage.noted(self.directory, report)
+        if refused is not None:
+            self.read_only = self._pipeline.read_only = refused
+        return report
+
+    def head(self) -> Head:
+        """The log's last position and chain hash: keep it elsewhere, check with verify."""
+        return head(self.log)
 
 
 def _required(value: TimeArg, field: str = "until") -> datetime:

@@ -13,6 +13,7 @@ import click
 
 from apexmem.cli.progress import progress_bar
 from apexmem.cli.state import State, pass_state
+from apexmem.replay.leadership import lead
 
 if TYPE_CHECKING:
     from apexmem.memory import Memory
@@ -54,14 +55,23 @@ def _follow(state: State, memory: Memory) -> None:
     def caught_up(projection: str, position: int) -> None:
         logger.info("projection.caught_up", projection=projection, position=position)
 
-    with (
-        _stop_on_signals() as stopped,
-        progress_bar("following the log", as_json=state.as_json) as progress,
-    ):
-        logger.info("projection.following", directory=str(memory.directory))
-        position = memory.projections.follow(
-            should_stop=stopped, progress=progress, caught_up=caught_up
-        )
+    def waiting() -> None:
+        logger.info("projection.waiting", reason="another follower leads")
+
+    lease = memory.lease()
+    with _stop_on_signals() as stopped:
+        try:
+            if not lead(lease, should_stop=stopped, wait=time.sleep, waiting=waiting):
+                position = memory.projections.position()
+                state.say({"position": position}, f"stopped before leading; at {position}")
+                return
+            logger.info("projection.following", memory=memory.location)
+            with progress_bar("following the log", as_json=state.as_json) as progress:
+                position = memory.projections.follow(
+                    should_stop=stopped, progress=progress, caught_up=caught_up
+                )
+        finally:
+            lease.release()
     logger.info("projection.stopped", projection="graph", position=position)
     state.say({"position": position}, f"stopped; the read models are at position {position}")
 

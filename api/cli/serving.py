@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import click
+import msgspec
 
 from apexmem.cli.state import State, pass_state, usable_directory
 from apexmem.config import holds_memory
 from apexmem.events.errors import ApexmemError
+from apexmem.location import Location
 
 __all__ = ["mcp_command", "serve"]
 
@@ -17,7 +20,12 @@ _MAX_BODY = 1_048_576  # apexmem.server.config.DEFAULT_MAX_BODY_BYTES, not impor
 
 
 @click.command()
-@click.option("--db", metavar="DIR", help="Memory directory to serve (default: the global --db).")
+@click.option(
+    "--db",
+    metavar="DIR|URL",
+    help="Memory to serve: a directory or a PostgreSQL URL (default: the global --db). "
+    "With --tenants, a PostgreSQL URL holding each tenant's memory in its own schema.",
+)
 @click.option(
     "--tenants",
     "root",
@@ -33,9 +41,23 @@ _MAX_BODY = 1_048_576  # apexmem.server.config.DEFAULT_MAX_BODY_BYTES, not impor
     show_default=True,
     help="Larger request bodies are refused with 413.",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Server processes sharing the port (each opens the memory itself).",
+)
 @pass_state
 def serve(
-    state: State, *, db: str | None, root: Path | None, host: str, port: int, max_body_bytes: int
+    state: State,
+    *,
+    db: str | None,
+    root: Path | None,
+    host: str,
+    port: int,
+    max_body_bytes: int,
+    workers: int,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /v1/openapi.json) until Ctrl-C.
 
@@ -44,40 +66,67 @@ def serve(
     printed (loopback only: on any other address the server refuses to start).
 
     A directory without a memory is served too (it is said on stderr): the memory is
-    created when the first request reaches it, as agents write to it.
+    created when the first request reaches it, as agents write to it. Several servers
+    (or --workers) on one PostgreSQL memory answer the same; a write acknowledged by one is
+    readable from all once projected (run `apexmem project --follow` beside them; `stats`
+    shows the lag).
 
     Example: APEXMEM_TOKEN=$(openssl rand -hex 24) apexmem serve --db ./mem --port 8420
     """
-    uvicorn, create_app, tenants_class = _server_modules()
-    from apexmem.server.config import resolve_token
+    uvicorn, _create_app, _tenants_class = _server_modules()
+    from apexmem.server.app import CONFIG_VARIABLE
+    from apexmem.server.config import ServeConfig, resolve_token
 
     if root is not None:
+        database = None
         if db is not None:
-            raise click.UsageError("give --db or --tenants, not both")
-        tenants = tenants_class(root=root)
+            database = state.location(db)
+            if not database.on_postgres:
+                raise click.UsageError("with --tenants, --db may only name a PostgreSQL URL")
+        config = ServeConfig(db=db, tenants=str(root), max_body_bytes=max_body_bytes)
         where = f"http://{host}:{port}/v1/tenants/<name>/"
     else:
-        directory = _served_directory(state.directory(db))
-        token, made_up = resolve_token(directory, host)
+        location = _served(state.location(db))
+        token, made_up = resolve_token(location.directory, host)
         if made_up:
             click.echo(f"no token configured; this run's token is {token}", err=True)
-        tenants = tenants_class(single=directory, token=token)
+        config = ServeConfig(
+            db=_text(location, db if db is not None else state.db),
+            token=token,
+            max_body_bytes=max_body_bytes,
+        )
         where = f"http://{host}:{port}/v1/"
-    app = create_app(tenants, max_body_bytes=max_body_bytes)
+    os.environ[CONFIG_VARIABLE] = msgspec.json.encode(config).decode()
     click.echo(f"apexmem serving {where} (OpenAPI at /v1/openapi.json)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+    uvicorn.run(
+        "apexmem.server.app:from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+        lifespan="on",
+    )
 
 
-def _served_directory(directory: Path) -> Path:
-    """`directory`, made if absent; says on stderr when it holds no memory yet (a server
-    creates one on the first request: agents write to it)."""
-    usable_directory(directory)
-    if not holds_memory(directory):
+def _text(location: Location, given: str | None) -> str:
+    """What names `location` for a worker process: the URL as given, or the absolute path."""
+    if location.on_postgres and given is not None:
+        return given
+    return str(location.directory.absolute())
+
+
+def _served(location: Location) -> Location:
+    """`location`, its directory made if absent; says on stderr when it holds no memory yet
+    (a server creates one on the first request: agents write to it)."""
+    if not location.on_postgres:
+        usable_directory(location.directory)
+    if not holds_memory(location):
         click.echo(
-            f"no memory in {directory} yet: it is created when the first request reaches it",
+            f"no memory in {location} yet: it is created when the first request reaches it",
             err=True,
         )
-    return directory
+    return location
 
 
 def _server_modules() -> tuple[Any, Any, Any]:
@@ -94,7 +143,11 @@ def _server_modules() -> tuple[Any, Any, Any]:
 
 
 @click.command(name="mcp")
-@click.option("--db", metavar="DIR", help="Memory directory to serve (default: the global --db).")
+@click.option(
+    "--db",
+    metavar="DIR|URL",
+    help="Memory to serve: a directory or a PostgreSQL URL (default: the global --db).",
+)
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
@@ -125,9 +178,9 @@ def mcp_command(state: State, *, db: str | None, transport: str, host: str, port
         raise ApexmemError(
             f"apexmem mcp needs the mcp extra: pip install 'apexmem[mcp]' ({e})"
         ) from e
-    directory = _served_directory(state.directory(db))
+    location = _served(state.location(db))
     if transport == "stdio":
-        tenants = Tenants(single=directory)
+        tenants = Tenants(single=location)
         tenant = tenants.get()
         assert tenant is not None
         try:
@@ -135,10 +188,10 @@ def mcp_command(state: State, *, db: str | None, transport: str, host: str, port
         finally:
             tenants.close()
         return
-    token, made_up = resolve_token(directory, host)
+    token, made_up = resolve_token(location.directory, host)
     if made_up:
         click.echo(f"no token configured; this run's token is {token}", err=True)
-    tenants = Tenants(single=directory, token=token)
+    tenants = Tenants(single=location, token=token)
     click.echo(f"apexmem MCP at http://{host}:{port}/mcp", err=True)
     try:
         uvicorn.run(http_app(tenants, host=host), host=host, port=port, log_level="warning")

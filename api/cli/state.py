@@ -12,6 +12,7 @@ import click
 
 from apexmem.config import EVENTS_FILE, holds_memory, home
 from apexmem.events.errors import NotFoundError, ValidationError
+from apexmem.location import Location
 
 if TYPE_CHECKING:
     from apexmem.memory import Memory
@@ -38,9 +39,9 @@ class State:
         self.as_json = as_json
         self.db_given = db_given
 
-    def directory(self, db: str | None = None) -> Path:
-        """The memory directory: `db` (a command's own --db) if given, else the global --db
-        or $APEXMEM_HOME, else ~/.apexmem.
+    def location(self, db: str | None = None) -> Location:
+        """Where the memory is: `db` (a command's own --db) if given, else the global --db
+        or $APEXMEM_HOME, else ~/.apexmem; a directory or a PostgreSQL URL.
 
         An empty value is refused: an unset shell variable must not pick the default home.
         """
@@ -53,19 +54,30 @@ class State:
             )
         return home(chosen)
 
+    def directory(self, db: str | None = None) -> Path:
+        """The memory directory, for commands that work on files; a URL is refused by name."""
+        location = self.location(db)
+        if location.on_postgres:
+            raise ValidationError(
+                "--db", str(location), "names a database; this command needs a directory"
+            )
+        return location.directory
+
     def open(self, *, create: bool = False) -> Memory:
-        """The memory in the chosen directory.
+        """The memory at the chosen place.
 
         Only commands that add to a memory (`init`, `ingest`, `decay-rate --rate`) pass
         `create=True` and get one made if absent; every other command reads or maintains
-        what is there, so a directory without a memory is refused and nothing is created.
+        what is there, so a place without a memory is refused and nothing is created.
         """
         from apexmem.memory import Memory
 
-        directory = self.directory()
+        location = self.location()
+        if location.on_postgres:
+            return Memory.open(location if create else existing_memory(location), create=create)
         if create:
-            return Memory.open(usable_directory(directory))
-        return Memory.open(existing_memory(directory), create=False)
+            return Memory.open(usable_directory(location.directory))
+        return Memory.open(existing_memory(location).directory, create=False)
 
     def say(self, value: Any, text: str) -> None:
         """`value` as JSON under `--json`, else `text` for people."""
@@ -131,17 +143,19 @@ def usable_directory(directory: Path) -> Path:
     return directory
 
 
-def existing_memory(directory: Path) -> Path:
-    """`directory` if it holds a memory (`apexmem.config.holds_memory`); else refused by name,
+def existing_memory(location: Location) -> Location:
+    """`location` if it holds a memory (`apexmem.config.holds_memory`); else refused by name,
     with the way to create one (exit status 2), and nothing is created."""
-    if directory.exists() and not directory.is_dir():
+    directory = location.directory
+    if not location.on_postgres and directory.exists() and not directory.is_dir():
         raise ValidationError("--db", str(directory), "is a file, not a directory")
-    if not holds_memory(directory):
+    if not holds_memory(location):
+        where = "no log there" if location.on_postgres else f"no {EVENTS_FILE} there"
         raise NotFoundError(
-            f"no memory in {directory} (no {EVENTS_FILE} there); check --db and "
-            f"APEXMEM_HOME, or create one with `apexmem --db {directory} init`"
+            f"no memory in {location} ({where}); check --db and "
+            f"APEXMEM_HOME, or create one with `apexmem --db {location.url or directory} init`"
         )
-    return directory
+    return location
 
 
 def no_entity(

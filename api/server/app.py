@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from importlib.metadata import version
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
+import msgspec
 from litestar import Litestar, Router
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
+from apexmem.location import is_url, locate
 from apexmem.server.auth import BearerGuard
-from apexmem.server.config import DEFAULT_MAX_BODY_BYTES
+from apexmem.server.config import DEFAULT_MAX_BODY_BYTES, ServeConfig
 from apexmem.server.errors import exception_handlers
 from apexmem.server.routes import MemoryApi
 from apexmem.server.tenants import Tenants
 from apexmem.service.logs import get_logger
 
-__all__ = ["create_app"]
+__all__ = ["CONFIG_VARIABLE", "create_app", "from_environment", "tenants_for"]
+
+CONFIG_VARIABLE: Final = "APEXMEM_SERVE_CONFIG"
+"""The environment variable that hands a worker process its `ServeConfig` (JSON)."""
 
 _logger = get_logger()
 
@@ -52,6 +59,21 @@ def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
         debug=False,
     )
     return BearerGuard(api, tenants)
+
+
+def tenants_for(config: ServeConfig) -> Tenants:
+    """The memories one `apexmem serve` reaches."""
+    if config.tenants is not None:
+        database = config.db if config.db is not None and is_url(config.db) else None
+        return Tenants(root=Path(config.tenants), database=database)
+    assert config.db is not None
+    return Tenants(single=locate(config.db), token=config.token)
+
+
+def from_environment() -> BearerGuard:
+    """The app of one worker of `apexmem serve --workers N`, from `APEXMEM_SERVE_CONFIG`."""
+    config = msgspec.json.decode(os.environ[CONFIG_VARIABLE], type=ServeConfig)
+    return create_app(tenants_for(config), max_body_bytes=config.max_body_bytes)
 
 
 def _state(tenants: Tenants) -> Any:

@@ -29,12 +29,14 @@ MIN_TOKEN_LENGTH: Final = 16
 
 
 class ServeConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """One `apexmem serve`: a memory directory (`db`) or a root of tenants (`tenants`)."""
+    """One `apexmem serve`: a memory (`db`, a directory or a PostgreSQL URL) or a root of
+    tenants (`tenants`, their memories in `db` when that is a PostgreSQL URL).
 
-    db: Path | None = None
-    tenants: Path | None = None
-    host: str = "127.0.0.1"
-    port: int = 8420
+    Passed to each worker process in `APEXMEM_SERVE_CONFIG` (see `server.app.from_environment`).
+    """
+
+    db: str | None = None
+    tenants: str | None = None
     token: str | None = None
     """The bearer token (single memory only); see `resolve_token`."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES

@@ -1,8 +1,10 @@
-"""Which memory a request reaches: one directory, or one per tenant under a root.
+"""Which memory a request reaches: one memory, or one per tenant under a root.
 
-Each tenant's memory and token live in its own directory (`ROOT/<tenant>/apexmem.toml`,
-`[server] token`); a tenant without a token cannot be reached. Memories are opened on
-first use and serve one call at a time.
+Each tenant's token lives in its own directory (`ROOT/<tenant>/apexmem.toml`, `[server]
+token`); a tenant without a token cannot be reached. Its memory is in that directory, or,
+when the server is given a PostgreSQL database, in that database's schema
+`t_<name>` (see `tenant_schema`): one schema per tenant, never shared. Memories are
+opened on first use and serve one call at a time.
 """
 
 from __future__ import annotations
@@ -17,17 +19,31 @@ from typing import Final
 
 from apexmem.config import SETTINGS_FILE, load_settings
 from apexmem.events.errors import ApexmemError, ValidationError
+from apexmem.location import Location, locate
 from apexmem.memory import Memory
 from apexmem.service.logs import get_logger
 
-__all__ = ["TENANT_NAME", "Tenant", "Tenants", "check_tenant_name"]
+__all__ = ["TENANT_NAME", "Tenant", "Tenants", "check_tenant_name", "tenant_schema"]
 
 TENANT_NAME: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 """A tenant name: lowercase letters, digits, `_` and `-`, starting with a letter or digit."""
+MAX_SCHEMA: Final = 63
+"""PostgreSQL's longest identifier."""
 
 _logger = get_logger()
 
-Opener = Callable[[Path], Memory]
+Opener = Callable[[Location], Memory]
+
+
+def tenant_schema(name: str) -> str:
+    """The PostgreSQL schema of a tenant: `t_` and the name with `_` written `_u` and `-`
+    written `_d`, so two tenants never share a schema; refused past 63 characters."""
+    schema = "t_" + check_tenant_name(name).replace("_", "_u").replace("-", "_d")
+    if len(schema) > MAX_SCHEMA:
+        raise ValidationError(
+            "tenant", name, f"is too long for its PostgreSQL schema ({schema!r} > 63 characters)"
+        )
+    return schema
 
 
 def check_tenant_name(name: str) -> str:
@@ -42,11 +58,11 @@ def check_tenant_name(name: str) -> str:
 
 
 class Tenant:
-    """One memory directory, its token and the lock that serializes calls to it."""
+    """One memory, its token and the lock that serializes calls to it."""
 
-    def __init__(self, name: str, directory: Path, token: str | None, opener: Opener) -> None:
+    def __init__(self, name: str, location: Location, token: str | None, opener: Opener) -> None:
         self.name = name
-        self.directory = directory
+        self.location = location
         self.token = token
         self._opener = opener
         self._memory: Memory | None = None
@@ -63,8 +79,8 @@ class Tenant:
         """The tenant's memory, held for one call (opened on first use)."""
         with self._lock:
             if self._memory is None:
-                self._memory = self._opener(self.directory)
-                _logger.info("tenant.opened", tenant=self.name, directory=str(self.directory))
+                self._memory = self._opener(self.location)
+                _logger.info("tenant.opened", tenant=self.name, location=str(self.location))
             yield self._memory
 
     def close(self) -> None:
@@ -76,19 +92,29 @@ class Tenant:
 
 
 class Tenants:
-    """The memories a server reaches: one (`single`) or every tenant under `root`."""
+    """The memories a server reaches: one (`single`) or every tenant under `root`.
+
+    With `database` (a PostgreSQL URL) a tenant's memory is its schema there; its token
+    is still read from `root`.
+    """
 
     def __init__(
         self,
         *,
-        single: Path | None = None,
+        single: Location | Path | None = None,
         root: Path | None = None,
         token: str | None = None,
         opener: Opener = Memory.open,
+        database: str | None = None,
     ) -> None:
         if (single is None) == (root is None):
             raise ValueError("give exactly one of single and root")
+        if database is not None and root is None:
+            raise ValueError("database is for tenants under a root")
+        if isinstance(single, Path):
+            single = Location(directory=single)
         self.root = root
+        self.database = database
         self._opener = opener
         self._lock = threading.Lock()
         self._tenants: dict[str, Tenant] = {}
@@ -125,7 +151,7 @@ class Tenants:
                     field=getattr(e, "field", None), rule=getattr(e, "rule", None),
                 )  # fmt: skip
                 return None
-            tenant = Tenant(name, directory, token, self._opener)
+            tenant = Tenant(name, self._location(name, directory), token, self._opener)
             self._tenants[name] = tenant
             return tenant
 
@@ -137,6 +163,12 @@ class Tenants:
         names = sorted(p.name for p in self.root.iterdir() if TENANT_NAME.fullmatch(p.name))
         found = (self.get(name) for name in names)
         return any(t is not None and t.accepts(token) for t in found)
+
+    def _location(self, name: str, directory: Path) -> Location:
+        if self.database is None:
+            return Location(directory=directory)
+        schema = tenant_schema(name)
+        return locate(self.database, schema=schema)
 
     def close(self) -> None:
         """Close every open memory."""

@@ -32,6 +32,8 @@ _Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 _UnitOpen = Annotated[float, msgspec.Meta(gt=0.0, le=1.0)]
 _NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 _Positive = Annotated[int, msgspec.Meta(ge=1)]
+_HTTP_URL: Final = r"^https?://[^\s/]+(/\S*)?$"
+_ENV_NAME: Final = r"^([A-Za-z_][A-Za-z0-9_]{0,127})?$"
 MAX_DECAY_INTERVAL_SECS: Final = 36_500 * 86_400
 """The longest `link_weight_decay_interval_secs`: 100 years."""
 
@@ -106,6 +108,19 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     """The person entity a `user` / `human` speaker stands for; empty: none."""
     assistant_entity: Annotated[str, msgspec.Meta(max_length=512)] = ""
     """The entity an `assistant` / `bot` / `agent` / `model` speaker stands for; empty: none."""
+    extract_model: Annotated[str, msgspec.Meta(max_length=200)] = ""
+    """The chat model that reads messages (`apexmem.extractors.ChatExtractor`); empty: the
+    built-in offline extractor."""
+    extract_base_url: Annotated[str, msgspec.Meta(pattern=_HTTP_URL)] = "http://127.0.0.1:11434/v1"
+    """Where an OpenAI-compatible chat completions API serves `extract_model` (the default
+    is a local Ollama)."""
+    extract_api_key_env: Annotated[str, msgspec.Meta(pattern=_ENV_NAME)] = ""
+    """The environment variable holding the API key; empty: no key is sent."""
+    extraction_timeout_secs: Annotated[int, msgspec.Meta(ge=1, le=3_600)] = 15
+    max_entities_per_message: Annotated[int, msgspec.Meta(ge=1, le=10)] = 10
+    """Entities the model may name per message (at most 10, the memory's own limit)."""
+    max_edges_per_message: Annotated[int, msgspec.Meta(ge=1, le=15)] = 15
+    """Facts the model may state per message (at most 15, the memory's own limit)."""
     note_linking: NoteLinkingSettings = NoteLinkingSettings()
     spreading_activation: ActivationSettings = ActivationSettings()
     belief_revision: BeliefRevisionSettings = BeliefRevisionSettings()

@@ -12,7 +12,7 @@ recorded_at index entries) was about 5% of a batched append's instructions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -24,8 +24,10 @@ __all__ = [
     "chain_links",
     "chains",
     "copy_rows",
+    "covered",
     "insert_row",
     "last_row",
+    "row_links",
 ]
 
 HASH_SIZE: Final = 32
@@ -61,18 +63,30 @@ def last_row(cursor: Any) -> tuple[int, bytes] | None:
 
 def chains(query: Query, positions: Sequence[int]) -> dict[int, bytes]:
     """The chain hash stored for each of these positions (those a row covers)."""
+
+    def row_from(position: int) -> tuple[int, bytes] | None:
+        rows = query(
+            "SELECT position, chain FROM log_index WHERE position >= ? ORDER BY position LIMIT 1",
+            (position,),
+        )
+        return (rows[0][0], bytes(rows[0][1])) if rows else None
+
+    return covered(positions, row_from)
+
+
+def covered(
+    positions: Sequence[int], row_from: Callable[[int], tuple[int, bytes] | None]
+) -> dict[int, bytes]:
+    """The chain hash of each position, from the rows `row_from(p)` gives: the (position,
+    chain) of the first row at or after `p`, or None past the last row."""
     found: dict[int, bytes] = {}
     first, last, hashes = 1, 0, b""
     for position in sorted(set(positions)):
         if not first <= position <= last:
-            rows = query(
-                "SELECT position, chain FROM log_index WHERE position >= ? "
-                "ORDER BY position LIMIT 1",
-                (position,),
-            )
-            if not rows:
+            row = row_from(position)
+            if row is None:
                 break
-            last, hashes = rows[0][0], bytes(rows[0][1])
+            last, hashes = row
             first = last - len(hashes) // HASH_SIZE + 1
             if position < first:
                 continue
@@ -83,34 +97,43 @@ def chains(query: Query, positions: Sequence[int]) -> dict[int, bytes]:
 
 def chain_links(query: Query, start: int, stop: int) -> Iterator[ChainLink]:
     """Every position's chain hash from `start` to `stop`, in position order (the rows up
-    to `stop`).
+    to `stop`; see `row_links`)."""
+
+    def rows() -> Iterator[tuple[int, int, bytes]]:
+        after = start - 1
+        while page := query(
+            # A chain changed into text (only by editing the file) is read as its bytes.
+            "SELECT position, recorded_at, CAST(chain AS BLOB) FROM log_index "
+            "WHERE position > ? AND position <= ? ORDER BY position LIMIT ?",
+            (after, stop, _ROWS_PER_READ),
+        ):
+            yield from page
+            after = page[-1][0]
+
+    return row_links(rows(), start)
+
+
+def row_links(rows: Iterable[tuple[int, int, bytes]], start: int) -> Iterator[ChainLink]:
+    """The chain link of each position from `start` that the (position, recorded_at, chain)
+    rows cover, given in position order from the first row at or after `start`.
 
     Stops at the first row that is not a whole number of hashes or that covers positions
     an earlier row covers, with a link naming the problem at the position after the last
     good one (only a changed file has such rows).
     """
     after = 0  # the last position covered so far
-    while True:
-        rows = query(
-            # A chain changed into text (only by editing the file) is read as its bytes.
-            "SELECT position, recorded_at, CAST(chain AS BLOB) FROM log_index "
-            "WHERE position >= ? AND position <= ? ORDER BY position LIMIT ?",
-            (max(start, after + 1), stop, _ROWS_PER_READ),
-        )
-        if not rows:
+    for position, micros, stored in rows:
+        chain = bytes(stored)
+        count, rest = divmod(len(chain), HASH_SIZE)
+        first = position - count + 1
+        if rest or not count or first <= after:
+            problem = _malformed(position, len(chain), first, after)
+            yield ChainLink(max(after + 1, start), micros, None, problem)
             return
-        for position, micros, stored in rows:
-            chain = bytes(stored)
-            count, rest = divmod(len(chain), HASH_SIZE)
-            first = position - count + 1
-            if rest or not count or first <= after:
-                problem = _malformed(position, len(chain), first, after)
-                yield ChainLink(max(after + 1, start), micros, None, problem)
-                return
-            for i in range(max(0, start - first), count):
-                offset = i * HASH_SIZE
-                yield ChainLink(first + i, micros, chain[offset : offset + HASH_SIZE])
-            after = position
+        for i in range(max(0, start - first), count):
+            offset = i * HASH_SIZE
+            yield ChainLink(first + i, micros, chain[offset : offset + HASH_SIZE])
+        after = position
 
 
 def _malformed(position: int, size: int, first: int, after: int) -> str:

@@ -11,7 +11,7 @@ from uuid import UUID
 from hypothesis import given
 from hypothesis import strategies as st
 from sample_events import event
-from storage_backends import LOGS, T0, open_log
+from storage_backends import LOGS, T0, discard, open_log
 
 from apexmem.events import ConcurrencyError, Log, NewEvent
 from apexmem.replay.verify import verify
@@ -80,7 +80,7 @@ def test_any_appends_read_back_and_chain_alike_on_every_backend(
                     (outcomes, list(log.read()), list(log.raw_records()), verify(log).ok)
                 )
             finally:
-                log.close()
+                discard(log)
 
     first = results[0]
     assert first[3]

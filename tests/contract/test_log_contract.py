@@ -12,7 +12,7 @@ from uuid import UUID, uuid4
 
 import pytest
 from sample_events import event
-from storage_backends import LOGS, T0, open_log, tamper
+from storage_backends import LOGS, T0, discard, open_log, tamper
 
 from apexmem.events import (
     ConcurrencyError,
@@ -39,7 +39,7 @@ def log(request: pytest.FixtureRequest, tmp_path: Path, times: list[datetime]) -
     """An empty log of each backend, on a clock the test controls."""
     opened = open_log(request.param, tmp_path, lambda: times[-1])
     yield opened
-    opened.close()
+    discard(opened)
 
 
 def retrieved(stream: UUID, version: int) -> NewEvent:

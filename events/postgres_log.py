@@ -1,0 +1,339 @@
+"""The event log on PostgreSQL: the SQLite log's records, chain, time index and keys, with
+writers in many processes.
+
+It implements `events.ports.Log`. A locked section (every append is one) is a transaction
+that first takes the events table's EXCLUSIVE lock, as eventsourcing's PostgreSQL recorder
+does: writers queue for it, readers (plain SELECTs) never wait. The lock holder reads the
+last position, time and chain hash, so positions are gapless, and positions, `recorded_at`
+and the chain follow commit order. Readers would tolerate gaps all the same: every read is
+by position range, never by counting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Final
+from uuid import UUID
+
+import psycopg
+from psycopg import errors
+
+from apexmem.events import postgres_reads as reads
+from apexmem.events.chain import GENESIS, links
+from apexmem.events.chainrows import HASH_SIZE, Query
+from apexmem.events.envelope import (
+    AppendResult,
+    NewEvent,
+    RawRecord,
+    RecordedEvent,
+    check_key,
+    encoded,
+)
+from apexmem.events.errors import ApexmemError, ConcurrencyError
+from apexmem.events.postgres import (
+    DEFAULT_SCHEMA,
+    Connections,
+    Server,
+    claim_schema,
+    quoted_schema,
+)
+from apexmem.events.postgres_reads import LAYOUT, Tables
+from apexmem.events.timeutil import from_micros, to_micros
+
+__all__ = ["LockedPostgresLog", "PostgresLog"]
+
+Clock = Callable[[], datetime]
+_CONFLICT: Final = (
+    "a stream changed while this append was decided: another writer appended to it first "
+    "(read it again, decide again, append again)"
+)
+
+
+class PostgresLog:
+    """The one ordered, hash-chained, append-only log of a memory, in a PostgreSQL schema."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        clock: Clock | None = None,
+        create: bool = True,
+    ) -> None:
+        """Open the log in `schema` of the database at `url`, creating its tables if `create`.
+
+        Raises ApexmemError, having written nothing, when the server cannot be reached or
+        refuses the login, when the schema holds another application's tables or another
+        layout version, or (without `create`) when it holds no log.
+        """
+        self.server = Server(url)
+        self.schema = schema
+        self._tables = Tables(quoted_schema(schema))
+        self._clock: Clock = clock or (lambda: datetime.now(UTC))
+        # Autocommit connections: a read is one statement, a locked section its own BEGIN.
+        self._connections = Connections(self.server)
+        with self._connections.connection() as connection:
+            try:
+                claim_schema(connection, schema, "log", LAYOUT, Tables.CREATE, create=create)
+            except psycopg.Error as e:
+                raise ApexmemError(f"cannot set up the log on {self.server}: {e}") from e
+
+    def close(self) -> None:
+        """Close every connection; the log's tables stay."""
+        self._connections.close()
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        idempotency_key: str | None = None,
+        receipt: bytes | None = None,
+    ) -> AppendResult:
+        """Append all events atomically; a reused idempotency key writes nothing.
+
+        Raises ConcurrencyError when a (stream, version) is already taken.
+        """
+        with self.locked() as locked:
+            return locked.append(events, idempotency_key=idempotency_key, receipt=receipt)
+
+    @contextmanager
+    def locked(self) -> Iterator[LockedPostgresLog]:
+        """Hold the write lock: reads inside see the latest log, appends commit on exit.
+
+        A conflict inside raises ConcurrencyError and rolls back what was appended under
+        it; so does any other error.
+        """
+        with self._connections.connection() as connection:
+            try:
+                # One round trip: the simple protocol runs both statements.
+                connection.execute(f"BEGIN; LOCK TABLE {self._tables.events} IN EXCLUSIVE MODE")
+            except psycopg.Error as e:
+                _rollback(connection)
+                raise self._failed(e, "take the log's write lock") from e
+            try:
+                yield LockedPostgresLog(self, connection)
+            except BaseException:
+                _rollback(connection)
+                raise
+            try:
+                connection.execute("COMMIT")
+            except psycopg.Error as e:
+                # The commit may have landed before the connection went: an append retried
+                # with its idempotency key lands once either way.
+                raise self._failed(e, "commit an append (it may or may not have landed)") from e
+
+    def read(
+        self,
+        *,
+        start: int = 1,
+        stop: int | None = None,
+        tags: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> Iterator[RecordedEvent]:
+        """Events in position order from `start` to `stop` (inclusive), optionally by tag."""
+        return reads.read(self._query, self._tables, start=start, stop=stop, tags=tags, limit=limit)
+
+    def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]:
+        """Every event of one stream after `after_version`, oldest first."""
+        return self.read_streams([stream_id], after_version=after_version).get(stream_id, [])
+
+    def read_streams(
+        self, stream_ids: Sequence[UUID], *, after_version: int = 0
+    ) -> dict[UUID, list[RecordedEvent]]:
+        """Events of many streams at once, keyed by stream, each oldest first."""
+        return reads.read_streams(self._query, self._tables, stream_ids, after_version)
+
+    def find(self, key: str) -> RecordedEvent | None:
+        """The event stored under a lookup key (`fact:<id>`, `message:<id>`), if any."""
+        return reads.find(self._query, self._tables, key)
+
+    def repeated(self, idempotency_key: str) -> AppendResult | None:
+        """The first append made with this idempotency key, if there was one."""
+        return reads.repeated(self._query, self._tables, idempotency_key)
+
+    def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
+        """The streams appended to after `position`, and the tags appended (payloads unread)."""
+        return reads.changed_since(self._query, self._tables, position)
+
+    def chains(self, positions: Sequence[int]) -> dict[int, bytes]:
+        """The chain hash stored at each of these positions."""
+        return reads.chains(self._query, self._tables, positions)
+
+    def last_position(self) -> int:
+        """The highest position written so far (0 for an empty log)."""
+        return _last_position(self._query, self._tables)
+
+    def last_recorded_at(self) -> datetime | None:
+        """The transaction time of the latest append (None for an empty log)."""
+        [(micros,)] = self._query(f"SELECT MAX(recorded_at) FROM {self._tables.index}", ())
+        return None if micros is None else from_micros(micros)
+
+    def count(self) -> int:
+        """How many events the log holds."""
+        return int(self._query(f"SELECT COUNT(*) FROM {self._tables.events}", ())[0][0])
+
+    def position_at(self, when: datetime) -> int:
+        """The last position recorded at or before `when` (0 if none): the log as known then."""
+        rows = self._query(
+            f"SELECT MAX(position) FROM {self._tables.index} WHERE recorded_at <= %s",
+            (to_micros(when),),
+        )
+        return int(rows[0][0] or 0)
+
+    def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
+        """Every position that has a record or a chain hash, with both as stored."""
+        return reads.raw_records(self._query, self._tables, start)
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        # Autocommit: one statement is its own read transaction, seeing what was committed.
+        with self._connections.connection() as connection:
+            try:
+                return connection.execute(sql, params).fetchall()
+            except psycopg.Error as e:
+                raise self._failed(e, "read the log") from e
+
+    def _failed(self, error: psycopg.Error, doing: str) -> ApexmemError:
+        """The one error a caller sees when PostgreSQL fails us (the cause kept)."""
+        if isinstance(error, errors.LockNotAvailable):
+            return ApexmemError(f"the event log on {self.server} is busy: {error}")
+        return ApexmemError(f"could not {doing} on {self.server}: {error}")
+
+    def _append_in(
+        self,
+        connection: psycopg.Connection[Any],
+        events: Sequence[NewEvent],
+        key: str | None,
+        receipt: bytes | None,
+    ) -> AppendResult:
+        """One append inside the locked transaction on `connection`."""
+        tables = self._tables
+        last, last_micros, chain = connection.execute(
+            f"SELECT (SELECT MAX(position) FROM {tables.events}), recorded_at, "
+            f"substring(chain FROM octet_length(chain) - {HASH_SIZE - 1}) "
+            f"FROM (SELECT NULL) AS one LEFT JOIN "
+            f"(SELECT * FROM {tables.index} ORDER BY position DESC LIMIT 1) AS i ON true"
+        ).fetchone() or (None, None, None)
+        # Every append gets its own transaction time, even when the clock stalls or steps
+        # back: "known at S" then tells any two appends apart.
+        micros = max(to_micros(self._clock()), 0 if last_micros is None else last_micros + 1)
+        recorded_at = from_micros(micros)
+        tags, states = encoded(events, recorded_at)
+        streams = [e.stream_id for e in events]
+        versions = [e.version for e in events]
+        hashes = links(
+            GENESIS if chain is None else bytes(chain),
+            zip([s.bytes for s in streams], versions, tags, states, strict=True),
+        )
+        first = (last or 0) + 1
+        positions = list(range(first, first + len(events)))
+        if events:
+            with connection.cursor().copy(
+                f"COPY {tables.events} (position, stream, version, tag, state) FROM STDIN "
+                "(FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(["int8", "uuid", "int8", "text", "bytea"])
+                for row in zip(positions, streams, versions, tags, states, strict=True):
+                    copy.write_row(row)
+            connection.execute(
+                f"INSERT INTO {tables.index} VALUES (%s, %s, %s)",
+                (positions[-1], micros, b"".join(hashes)),
+            )
+        if key is not None:
+            connection.execute(
+                f"INSERT INTO {tables.keys} VALUES (%s, %s, %s, %s, %s)",
+                (
+                    key,
+                    positions[0] if events else None,
+                    positions[-1] if events else None,
+                    micros,
+                    receipt,
+                ),
+            )
+        return AppendResult(positions=positions, recorded_at=recorded_at)
+
+
+class LockedPostgresLog:
+    """The log under its write lock (see PostgresLog.locked)."""
+
+    def __init__(self, log: PostgresLog, connection: psycopg.Connection[Any]) -> None:
+        self._log = log
+        self._tables = log._tables
+        self._connection = connection
+        self.appended = 0
+        """Events appended under this lock (committed when it is released)."""
+
+    def read_streams(
+        self, stream_ids: Sequence[UUID], *, after_version: int = 0
+    ) -> dict[UUID, list[RecordedEvent]]:
+        """Events of many streams, read inside the lock."""
+        return reads.read_streams(self._query, self._tables, stream_ids, after_version)
+
+    def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]:
+        """Events of one stream, read inside the lock."""
+        return self.read_streams([stream_id], after_version=after_version).get(stream_id, [])
+
+    def find(self, key: str) -> RecordedEvent | None:
+        """The event stored under a lookup key, read inside the lock."""
+        return reads.find(self._query, self._tables, key)
+
+    def repeated(self, idempotency_key: str) -> AppendResult | None:
+        """The first append made with this idempotency key, read inside the lock."""
+        return reads.repeated(self._query, self._tables, idempotency_key)
+
+    def last_position(self) -> int:
+        """The highest position written so far, read inside the lock (0 for an empty log)."""
+        return _last_position(self._query, self._tables)
+
+    def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
+        """The streams appended to after `position`, and the tags appended, inside the lock."""
+        return reads.changed_since(self._query, self._tables, position)
+
+    def read_after(self, position: int) -> Iterator[RecordedEvent]:
+        """The events appended after `position`, in order, read inside the lock."""
+        return reads.read(
+            self._query, self._tables, start=position + 1, stop=None, tags=(), limit=None
+        )
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        *,
+        idempotency_key: str | None = None,
+        receipt: bytes | None = None,
+    ) -> AppendResult:
+        """Append inside the lock; committed when the lock is released.
+
+        Raises ConcurrencyError when a (stream, version) is already taken; the lock's
+        transaction is then spoilt, so the section ends with it.
+        """
+        if idempotency_key is not None:
+            check_key(idempotency_key)
+            first = self.repeated(idempotency_key)
+            if first is not None:
+                return first
+        try:
+            appended = self._log._append_in(self._connection, events, idempotency_key, receipt)
+        except errors.UniqueViolation as e:
+            raise ConcurrencyError(_CONFLICT) from e
+        except psycopg.Error as e:
+            raise self._log._failed(e, "append") from e
+        self.appended += len(appended.positions)
+        return appended
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            return self._connection.execute(sql, params).fetchall()
+        except psycopg.Error as e:
+            raise self._log._failed(e, "read the log") from e
+
+
+def _rollback(connection: psycopg.Connection[Any]) -> None:
+    """End the locked section's transaction, if the connection still can."""
+    if not connection.broken:
+        connection.execute("ROLLBACK")
+
+
+def _last_position(query: Query, tables: Tables) -> int:
+    return int(query(f"SELECT MAX(position) FROM {tables.events}", ())[0][0] or 0)

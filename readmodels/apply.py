@@ -32,7 +32,7 @@ from apexmem.projections.communities import CommunityChange
 from apexmem.projections.episodes import Linked
 from apexmem.projections.graph import Change, Insert, Retrieved, Revise, Touch
 from apexmem.projections.usage import CountsDecayed
-from apexmem.readmodels import fulltext
+from apexmem.readmodels import fulltext, fulltext_pg
 from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.community_apply import apply_community_changes
 from apexmem.readmodels.prepared import Prepared
@@ -306,7 +306,8 @@ def _flush(connection: Connection, batch: _Batch) -> None:
     if batch.communities:
         apply_community_changes(connection, batch.communities)
     summaries = [(e, v["summary"]) for e, v in batch.touched.values() if "summary" in v]
-    fulltext.index(
+    on_postgres = connection.dialect.name == "postgresql"
+    (fulltext_pg if on_postgres else fulltext).index(
         connection,
         fulltext.Rows(
             entities=list(batch.new_entities.values()),

@@ -36,7 +36,9 @@ from sqlalchemy import (
     table,
 )
 
+from apexmem.readmodels import fulltext_pg
 from apexmem.readmodels.bulk import run_many
+from apexmem.readmodels.fulltext_pg import per_dialect
 from apexmem.readmodels.prepared import Prepared
 
 __all__ = [
@@ -225,7 +227,8 @@ def any_query(terms: Sequence[str], *, prefix: bool = True) -> str:
 
 def matches(index: TableClause) -> ColumnElement[bool]:
     """`index` rows matching the bound parameter `match` (a `match_query`)."""
-    return literal_column(index.name).op("MATCH", is_comparison=True)(bindparam("match"))
+    fts5 = literal_column(index.name).op("MATCH", is_comparison=True)(bindparam("match"))
+    return per_dialect(fts5, postgresql=fulltext_pg.matches(index))
 
 
 def among(index: TableClause) -> ColumnElement[bool]:
@@ -242,7 +245,8 @@ def rank(index: TableClause) -> ColumnElement[float]:
 
     Only valid in a query filtered by `matches` on the same index.
     """
-    return -func.bm25(literal_column(index.name), *_WEIGHTS[index.name])
+    bm25 = -func.bm25(literal_column(index.name), *_WEIGHTS[index.name])
+    return per_dialect(bm25, postgresql=fulltext_pg.rank(index))
 
 
 def _count(name: str) -> ClauseElement:

@@ -26,7 +26,6 @@ from sqlalchemy import (
     FromClause,
     Select,
     TableClause,
-    Uuid,
     bindparam,
     case,
     select,
@@ -49,7 +48,7 @@ from apexmem.readmodels.fulltext import (
 from apexmem.readmodels.moment import EVERY_FACT, Lens
 from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time
 from apexmem.readmodels.rows import EntityHit, FactHit, MessageHit
-from apexmem.readmodels.tables import entities, facts, messages, stored_micros
+from apexmem.readmodels.tables import ID, entities, facts, messages, stored_micros
 
 __all__ = [
     "matching_entities",
@@ -85,7 +84,7 @@ def _candidates(
 
 
 # Built once: SQLAlchemy's statement building took longer than SQLite's answer.
-_ENTITY_ID: Final = type_coerce(entities_fts.c.entity_id, Uuid).label("entity_id")
+_ENTITY_ID: Final = type_coerce(entities_fts.c.entity_id, ID).label("entity_id")
 _ENTITIES_NOW: Final = _candidates(entities_fts, _ENTITY_ID)
 _ENTITIES_THEN: Final = _candidates(
     entities_fts,
@@ -93,7 +92,7 @@ _ENTITIES_THEN: Final = _candidates(
     joined=entities_fts.join(entities, entities.c.entity_id == entities_fts.c.entity_id),
     where=[entities.c.first_seen <= bindparam("known_at")],
 )
-_MESSAGE_ID: Final = type_coerce(messages_fts.c.message_id, Uuid).label("message_id")
+_MESSAGE_ID: Final = type_coerce(messages_fts.c.message_id, ID).label("message_id")
 _MESSAGES_NOW: Final = _candidates(messages_fts, _MESSAGE_ID)
 _MESSAGES_THEN: Final = _candidates(
     messages_fts,

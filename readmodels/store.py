@@ -1,4 +1,5 @@
-"""The read-model database: an SQLAlchemy engine over its own SQLite file, and its tracking rows."""
+"""The read-model database: an SQLAlchemy engine over its own SQLite file (or a PostgreSQL
+schema, see readmodels.postgres), and its tracking rows."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sqlalchemy.schema import CreateIndex, DropIndex
 
 from apexmem.events.errors import ApexmemError
 from apexmem.events.sqlite import is_damaged
-from apexmem.readmodels import fulltext
+from apexmem.readmodels import fulltext, fulltext_pg, postgres
 from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared
 from apexmem.readmodels.tables import GRAPH, LAYOUT, layout, metadata, tracking
@@ -39,14 +40,38 @@ _RETIRED_INDEXES: Final = ("facts_subject", "facts_object")
 
 
 class ReadModelStore:
-    """Read models in one SQLite file (`readmodels.db`): throwaway, rebuilt from the log."""
+    """Read models in one SQLite file (`readmodels.db`) or one PostgreSQL schema: throwaway,
+    rebuilt from the log.
 
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
+    `location` is the file's path, or a `postgresql://` URL; on PostgreSQL the rows are in
+    `schema`, and `path` names a file in `cache` (a local directory, by default under
+    ~/.cache/apexmem) that the vector index file sits beside.
+    """
+
+    def __init__(
+        self,
+        location: Path | str,
+        *,
+        schema: str = postgres.DEFAULT_SCHEMA,
+        cache: Path | None = None,
+    ) -> None:
         self.set_aside: tuple[Path, str] | None = None
         """Where a damaged file found on open was moved, and SQLite's error (else None)."""
         self.relaid_from: int | None = None
         """The layout found on open when it was another (the graph is projected again)."""
+        self.schema: str | None = None
+        """The PostgreSQL schema of the rows (None: a SQLite file)."""
+        if postgres.is_url(location):
+            assert isinstance(location, str)
+            self.schema = schema
+            self.path = postgres.cache_directory(location, schema, cache) / "readmodels"
+            self.engine = postgres.engine_for(location, schema)
+            with self.write() as connection:  # DDL is transactional: one process lays out
+                metadata.create_all(connection)
+                self._lay_out(connection)
+                self.create_indexes(connection)
+            return
+        self.path = Path(location)
         self.engine = _engine(self.path)
         try:
             self._create()
@@ -103,15 +128,28 @@ class ReadModelStore:
             with self.engine.connect() as connection:
                 connection.execution_options(immediate=True)
                 with connection.begin():
+                    if self.schema is not None:
+                        postgres.lock_writes(connection, self.schema)
                     yield connection
         except (OperationalError, sqlite3.OperationalError) as e:  # the latter from the driver
-            raise ApexmemError(f"the read models in {self.path} are busy or unwritable: {e}") from e
+            raise ApexmemError(
+                f"the read models in {self._where} are busy or unwritable: {e}"
+            ) from e
+
+    @property
+    def _where(self) -> str:
+        if self.schema is None:
+            return str(self.path)
+        return f"schema {self.schema} of {self.engine.url.render_as_string(hide_password=True)}"
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """One read transaction: every query inside it sees the same committed state."""
-        with self.engine.connect() as connection, connection.begin():
-            yield connection
+        with self.engine.connect() as connection:
+            if self.schema is not None:  # PostgreSQL reads committed rows statement by statement
+                connection.execution_options(isolation_level="REPEATABLE READ")
+            with connection.begin():
+                yield connection
 
     def drop_indexes(self, connection: Connection) -> None:
         """Drop every secondary index, inside the caller's transaction (see create_indexes)."""
@@ -128,16 +166,16 @@ class ReadModelStore:
             connection.execute(CreateIndex(index, if_not_exists=True))
         for name in _RETIRED_INDEXES:
             connection.exec_driver_sql(f'DROP INDEX IF EXISTS "{name}"')
-        fulltext.ensure(connection)
+        _fulltext(connection).ensure(connection)
 
     def reset(self, connection: Connection) -> None:
         """Drop and recreate every table (full-text ones too) inside the caller's transaction."""
-        fulltext.drop(connection)
+        _fulltext(connection).drop(connection)
         for table in reversed(metadata.sorted_tables):
             connection.exec_driver_sql(f'DROP TABLE IF EXISTS "{table.name}"')
         metadata.create_all(connection)
         connection.execute(insert(layout).values(version=LAYOUT))
-        fulltext.ensure(connection)
+        _fulltext(connection).ensure(connection)
 
 
 # Built once: both run in every projection transaction, after every inline write.
@@ -159,8 +197,13 @@ def time_limited(connection: Connection, out_of_time: Callable[[], bool]) -> Ite
 
     SQLite's progress handler asks every `PROGRESS_STEPS` steps; the statement it stops
     raises "interrupted", which ends the block quietly (the caller's `out_of_time` knows
-    why). A read transaction stays open and usable after it.
+    why). A read transaction stays open and usable after it. On PostgreSQL, see
+    `readmodels.postgres.time_limited`.
     """
+    if connection.dialect.name == "postgresql":
+        with postgres.time_limited(connection, out_of_time):
+            yield
+        return
     raw = connection.connection.driver_connection
     assert isinstance(raw, sqlite3.Connection)
     raw.set_progress_handler(lambda: 1 if out_of_time() else 0, PROGRESS_STEPS)
@@ -196,8 +239,13 @@ def dump(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
         order = list(table.primary_key.columns) or list(table.columns)
         rows = connection.execute(select(table).order_by(*order))
         tables[table.name] = [tuple(r) for r in rows]
-    tables.update(fulltext.contents(connection))
+    tables.update(_fulltext(connection).contents(connection))
     return tables
+
+
+def _fulltext(connection: Connection) -> Any:
+    """The full-text module of the connection's database (SQLite FTS5, or PostgreSQL's own)."""
+    return fulltext_pg if connection.dialect.name == "postgresql" else fulltext
 
 
 _STATEMENT_CACHE: Final = 2048

@@ -28,6 +28,7 @@ from apexmem.events.timeutil import EPOCH, from_micros, require_aware, to_micros
 
 __all__ = [
     "GRAPH",
+    "ID",
     "LAYOUT",
     "UtcMicros",
     "aliases",
@@ -87,6 +88,10 @@ class UtcMicros(TypeDecorator[datetime]):
         return None if value is None else from_micros(value)
 
 
+ID: Final = Uuid(native_uuid=False)
+"""An id column's type: 32 hex digits (CHAR(32)) on every backend, not PostgreSQL's native
+uuid: the recall path passes and reads ids as stored (readmodels.prepared)."""
+
 metadata = MetaData()
 
 layout = Table(
@@ -110,14 +115,14 @@ tracking = Table(
 entities = Table(
     "entities",
     metadata,
-    Column("entity_id", Uuid, primary_key=True),
+    Column("entity_id", ID, primary_key=True),
     Column("entity_type", String(32), nullable=False),
     Column("canonical_name", Text, nullable=False),
     Column("name", Text, nullable=False),
     Column("summary", Text),
     Column("first_seen", UtcMicros, nullable=False),
     Column("last_seen", UtcMicros, nullable=False),
-    Column("merged_into", Uuid),
+    Column("merged_into", ID),
     Column("merged_at", UtcMicros),
     Column("archived_at", UtcMicros),
     Column("position", BigInteger, nullable=False),
@@ -133,7 +138,7 @@ Index(
 entity_archives = Table(
     "entity_archives",
     metadata,
-    Column("entity_id", Uuid, primary_key=True),
+    Column("entity_id", ID, primary_key=True),
     Column("position", BigInteger, primary_key=True),
     Column("archived_at", UtcMicros, nullable=False),
     Column("revived_at", UtcMicros),
@@ -154,7 +159,7 @@ aliases = Table(
     Column("alias", Text, primary_key=True),
     Column("entity_type", String(32), primary_key=True),
     Column("name", Text, nullable=False),
-    Column("entity_id", Uuid, nullable=False),
+    Column("entity_id", ID, nullable=False),
     Column("recorded_at", UtcMicros, nullable=False),
     Column("position", BigInteger, nullable=False),
     Index("aliases_entity", "entity_id"),
@@ -163,12 +168,12 @@ aliases = Table(
 facts = Table(
     "facts",
     metadata,
-    Column("fact_id", Uuid, primary_key=True),
+    Column("fact_id", ID, primary_key=True),
     Column("position", BigInteger, primary_key=True),
-    Column("slot_id", Uuid, nullable=False),
-    Column("subject_id", Uuid, nullable=False),
+    Column("slot_id", ID, nullable=False),
+    Column("subject_id", ID, nullable=False),
     Column("relation", Text, nullable=False),
-    Column("object_id", Uuid),
+    Column("object_id", ID),
     Column("value", Text),
     Column("edge_type", String(16), nullable=False),
     Column("fact", Text, nullable=False),
@@ -180,8 +185,8 @@ facts = Table(
     Column("expired_at", UtcMicros),
     Column("asserted_at", UtcMicros, nullable=False),
     Column("observed_at", UtcMicros, nullable=False),
-    Column("supersedes", Uuid),
-    Column("superseded_by", Uuid),
+    Column("supersedes", ID),
+    Column("superseded_by", ID),
     Column("ref", Text),
     Column("actor", Text),
     Column("episode", Text),
@@ -195,7 +200,7 @@ facts = Table(
 episodes = Table(
     "episodes",
     metadata,
-    Column("episode_id", Uuid, primary_key=True),
+    Column("episode_id", ID, primary_key=True),
     Column("conversation", Text, nullable=False),
     Column("started_at", UtcMicros, nullable=False),
     Column("position", BigInteger, nullable=False),
@@ -204,8 +209,8 @@ episodes = Table(
 messages = Table(
     "messages",
     metadata,
-    Column("message_id", Uuid, primary_key=True),
-    Column("episode_id", Uuid, nullable=False),
+    Column("message_id", ID, primary_key=True),
+    Column("episode_id", ID, nullable=False),
     Column("speaker", Text, nullable=False),
     Column("text", Text, nullable=False),
     Column("at", UtcMicros, nullable=False),
@@ -218,7 +223,7 @@ messages = Table(
 retrievals = Table(
     "retrievals",
     metadata,
-    Column("fact_id", Uuid, primary_key=True),
+    Column("fact_id", ID, primary_key=True),
     Column("count", Float, nullable=False),
     Column("last_retrieved_at", UtcMicros, nullable=False),
 )
@@ -240,8 +245,8 @@ decayed), when it ran and how many counts it multiplied."""
 mentions = Table(
     "mentions",
     metadata,
-    Column("message_id", Uuid, primary_key=True),
-    Column("entity_id", Uuid, primary_key=True),
+    Column("message_id", ID, primary_key=True),
+    Column("entity_id", ID, primary_key=True),
     Column("recorded_at", UtcMicros, nullable=False),
     Index("mentions_entity", "entity_id"),
 )
@@ -249,8 +254,8 @@ mentions = Table(
 episode_entities = Table(
     "episode_entities",
     metadata,
-    Column("episode_id", Uuid, primary_key=True),
-    Column("entity_id", Uuid, primary_key=True),
+    Column("episode_id", ID, primary_key=True),
+    Column("entity_id", ID, primary_key=True),
     Column("linked_at", UtcMicros, nullable=False),
     Column("position", BigInteger, nullable=False),
     Index("episode_entities_entity", "entity_id"),
@@ -263,8 +268,8 @@ message of it mentioned; linking again changes nothing."""
 extractions = Table(
     "extractions",
     metadata,
-    Column("message_id", Uuid, primary_key=True),
-    Column("episode_id", Uuid, nullable=False),
+    Column("message_id", ID, primary_key=True),
+    Column("episode_id", ID, nullable=False),
     Column("extractor", Text, nullable=False),
     Column("facts", BigInteger, nullable=False),
     Column("flagged", Text),
@@ -277,7 +282,7 @@ the prompt-injection rule that kept it from being read. A message without a row 
 communities = Table(
     "communities",
     metadata,
-    Column("community_id", Uuid, primary_key=True),
+    Column("community_id", ID, primary_key=True),
     Column("fingerprint", String(64), nullable=False),
     Column("name", Text, nullable=False),
     Column("summary", Text, nullable=False),
@@ -297,8 +302,8 @@ stream applied; a dissolved community keeps its row with `dissolved_at` set."""
 community_members = Table(
     "community_members",
     metadata,
-    Column("community_id", Uuid, primary_key=True),
-    Column("entity_id", Uuid, primary_key=True),
+    Column("community_id", ID, primary_key=True),
+    Column("entity_id", ID, primary_key=True),
     Column("position", BigInteger, primary_key=True),
     Column("joined_at", UtcMicros, nullable=False),
     Column("left_at", UtcMicros),
@@ -323,9 +328,9 @@ in force at any transaction time can be asked (types never set use the configure
 entity_matches = Table(
     "entity_matches",
     metadata,
-    Column("entity_id", Uuid, primary_key=True),
+    Column("entity_id", ID, primary_key=True),
     Column("position", BigInteger, primary_key=True),
-    Column("candidate", Uuid, nullable=False),
+    Column("candidate", ID, nullable=False),
     Column("score", Float, nullable=False),
     Column("verdict", String(16), nullable=False),
     Column("judge", Text, nullable=False),

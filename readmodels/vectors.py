@@ -28,7 +28,6 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
-    Uuid,
     bindparam,
     delete,
     func,
@@ -42,6 +41,7 @@ from apexmem.projections.vectors import TEXT_TAGS, Kind, VectorText, text_of
 from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared, as_stored, driver_rows, id_of, stored_id
 from apexmem.readmodels.store import set_position
+from apexmem.readmodels.tables import ID
 
 __all__ = [
     "VECTORS",
@@ -87,7 +87,7 @@ vector_items = Table(
     vector_metadata,
     Column("vid", BigInteger, primary_key=True, autoincrement=False),
     Column("kind", String(16), nullable=False),
-    Column("item_id", Uuid, nullable=False),
+    Column("item_id", ID, nullable=False),
     Column("model", String(128), nullable=False),
     Column("text_key", String(64), nullable=False),
     Index("vector_items_item", "kind", "item_id", unique=True),
@@ -286,7 +286,8 @@ def vectors_of(
     """
     if not vids:
         return []
-    marks = ",".join("?" * len(vids))
+    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"  # psycopg: format
+    marks = ",".join([mark] * len(vids))
     rows = connection.exec_driver_sql(
         "SELECT i.vid, i.item_id, c.vector, i.kind, i.model FROM vector_items AS i"
         " JOIN vector_cache AS c ON c.model = i.model AND c.text_key = i.text_key"
@@ -307,7 +308,8 @@ def items_of(
     primary key, as `vectors_of`)."""
     if not vids:
         return {}
-    marks = ",".join("?" * len(vids))
+    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"  # psycopg: format
+    marks = ",".join([mark] * len(vids))
     # On the driver's cursor: asked twice by every recall.
     rows = driver_rows(
         connection,

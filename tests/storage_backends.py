@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
 import sqlite3
 from collections.abc import Callable
@@ -29,7 +30,7 @@ POSTGRES_URL: Final = os.environ.get(
     "APEXMEM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
 )
 """The server the PostgreSQL tests use (each test in a schema of its own, dropped after)."""
-STORES: Final = ("sqlite",)
+STORES: Final = ("sqlite", "postgresql")
 Clock = Callable[[], datetime]
 
 
@@ -96,7 +97,20 @@ def open_store(backend: str, path: Path) -> ReadModels:
     """A read-model store of `backend` at `path` (opened again when it exists)."""
     if backend == "sqlite":
         return ReadModelStore(path)
+    if backend == "postgresql":
+        return ReadModelStore(POSTGRES_URL, schema=_schema(path), cache=path.parent)
     raise AssertionError(f"no such store backend: {backend}")
+
+
+def discard_store(backend: str, path: Path) -> None:
+    """Remove what `open_store(backend, path)` made outside `path` (a PostgreSQL schema)."""
+    if backend == "postgresql":
+        drop_schema(_schema(path))
+
+
+def _schema(path: Path) -> str:
+    """A schema of its own for each store path (the same when the path is opened again)."""
+    return "test_" + hashlib.blake2b(str(path).encode(), digest_size=10).hexdigest()
 
 
 def tamper(log: Log, position: int) -> None:

@@ -4,23 +4,27 @@ passes these, written once (the `store_backend` fixture names each one, from
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 from uuid import UUID
 
 import pytest
-from sqlalchemy import func, insert, select
-from storage_backends import STORES, open_store
+from sqlalchemy import func, insert, select, text
+from storage_backends import STORES, discard_store, open_store
 
 from apexmem.readmodels import tracked_position
-from apexmem.readmodels.store import set_position
+from apexmem.readmodels.store import set_position, time_limited
 from apexmem.readmodels.tables import GRAPH, episodes, tracking
 
 
 @pytest.fixture(params=STORES)
-def store_backend(request: pytest.FixtureRequest) -> str:
-    """The name of each read-model store backend."""
-    return str(request.param)
+def store_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The name of each read-model store backend (what a test made outside tmp_path is
+    removed after it)."""
+    yield str(request.param)
+    discard_store(str(request.param), tmp_path / "readmodels.db")
 
 
 def _episodes(store_backend: str, path: Path) -> int:
@@ -126,5 +130,49 @@ def test_a_store_keeps_its_path_and_indexes_can_be_dropped_and_made_again(
         count = connection.execute(select(func.count()).select_from(episodes)).scalar_one()
     store.close()
 
-    assert store.path == tmp_path / "readmodels.db"
+    assert store.path.parent == tmp_path  # the vector index file is written beside it
+    assert count == 1
+
+
+def test_a_read_sees_the_state_it_began_with_while_a_write_commits(
+    store_backend: str, tmp_path: Path
+) -> None:
+    store = open_store(store_backend, tmp_path / "readmodels.db")
+    with store.write() as connection:
+        connection.execute(insert(episodes), [_episode(1)])
+
+    with store.read() as reading:
+        before = reading.execute(select(func.count()).select_from(episodes)).scalar_one()
+        with store.write() as connection:
+            connection.execute(insert(episodes), [_episode(2)])
+        during = reading.execute(select(func.count()).select_from(episodes)).scalar_one()
+    with store.read() as reading:
+        after = reading.execute(select(func.count()).select_from(episodes)).scalar_one()
+    store.close()
+
+    assert (before, during, after) == (1, 1, 2)
+
+
+_ENDLESS: Final = text(
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000)"
+    " SELECT count(*) FROM n"
+)
+
+
+def test_a_time_limit_stops_a_statement_and_the_read_goes_on(
+    store_backend: str, tmp_path: Path
+) -> None:
+    store = open_store(store_backend, tmp_path / "readmodels.db")
+    with store.write() as connection:
+        connection.execute(insert(episodes), [_episode(1)])
+    reached: list[str] = []
+
+    with store.read() as connection:
+        with time_limited(connection, lambda: True):
+            connection.execute(_ENDLESS).scalar_one()
+            reached.append("the end of the block")
+        count = connection.execute(select(func.count()).select_from(episodes)).scalar_one()
+    store.close()
+
+    assert reached == []
     assert count == 1

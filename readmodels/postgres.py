@@ -1,0 +1,135 @@
+"""Read models on PostgreSQL: the engine over one schema, its write lock, its time limit, and
+the local directory its vector index file lives in.
+
+A memory's read models are one schema (tenants get a schema each): every table name in
+`readmodels.tables` and in the raw SQL is unqualified, found through the connection's
+`search_path`. The SQLite file has a write lock of its own (BEGIN IMMEDIATE); here a
+transaction-level advisory lock keyed by the schema plays that part.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from sqlalchemy import Connection, create_engine, make_url, text
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.exc import DBAPIError
+
+from apexmem.events.errors import ValidationError
+
+__all__ = [
+    "DEFAULT_SCHEMA",
+    "cache_directory",
+    "engine_for",
+    "is_url",
+    "lock_writes",
+    "postgres_url",
+    "time_limited",
+]
+
+DEFAULT_SCHEMA: Final = "apexmem"
+"""The schema of a memory's read models when none is named."""
+
+_SCHEMA: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_LOCK_CLASS: Final = 0x61_706D  # "apm": apart from other applications' advisory locks
+_POLL_SECONDS: Final = 0.002
+"""How often a time limit asks its `out_of_time` while a statement runs."""
+_CANCELED: Final = "57014"  # query_canceled
+
+
+def is_url(location: object) -> bool:
+    """Whether `location` names a PostgreSQL database (else it is a SQLite file's path)."""
+    return isinstance(location, str) and location.startswith(
+        ("postgresql://", "postgresql+psycopg://", "postgres://")
+    )
+
+
+def postgres_url(location: str) -> URL:
+    """`location` as an SQLAlchemy URL on the psycopg 3 driver (`postgresql://` names it too)."""
+    url = make_url(location)
+    if url.drivername in ("postgresql", "postgresql+psycopg", "postgres"):
+        return url.set(drivername="postgresql+psycopg")
+    raise ValidationError("url", location, "must be postgresql:// or postgresql+psycopg://")
+
+
+def checked_schema(schema: str) -> str:
+    """`schema` when it is a plain lower-case identifier (it is written into SQL unquoted)."""
+    if not _SCHEMA.fullmatch(schema):
+        raise ValidationError("schema", schema, "must be lower-case letters, digits and _")
+    return schema
+
+
+def engine_for(location: str, schema: str) -> Engine:
+    """An engine whose connections see `schema` first; the schema is created if missing."""
+    url = postgres_url(location)
+    schema = checked_schema(schema)
+    engine = create_engine(
+        url,
+        connect_args={"options": f"-csearch_path={schema}"},
+        pool_pre_ping=True,
+    )
+    with engine.connect() as connection, connection.begin():
+        lock_writes(connection, schema)  # two processes opening a new memory at once
+        connection.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    return engine
+
+
+def lock_writes(connection: Connection, schema: str) -> None:
+    """Hold the schema's write lock until the connection's transaction ends."""
+    connection.execute(
+        text("SELECT pg_advisory_xact_lock(:kind, hashtext(:schema))"),
+        {"kind": _LOCK_CLASS, "schema": schema},
+    )
+
+
+def cache_directory(location: str, schema: str, given: Path | None) -> Path:
+    """Where this process keeps local files of the memory (its vector index): `given`, or
+    ~/.cache/apexmem/<host>/<database>/<schema>/, created if missing."""
+    if given is None:
+        url = postgres_url(location)
+        host = f"{url.host or 'localhost'}-{url.port or 5432}"
+        given = Path.home() / ".cache" / "apexmem" / host / (url.database or "postgres") / schema
+    given.mkdir(parents=True, exist_ok=True)
+    return given
+
+
+@contextmanager
+def time_limited(connection: Connection, out_of_time: Callable[[], bool]) -> Iterator[None]:
+    """Cancel the statement running when `out_of_time()` says so, and end the block with it.
+
+    `out_of_time` is a question, not a duration, so a statement timeout cannot stand in
+    for it: a watcher thread asks it every few milliseconds and cancels the running
+    statement. The block runs in a savepoint so that the transaction stays usable after a
+    cancel (PostgreSQL aborts a transaction whose statement failed).
+    """
+    raw = connection.connection.driver_connection
+    stop = threading.Event()
+    canceled = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(_POLL_SECONDS):
+            if out_of_time():
+                canceled.set()
+                raw.cancel()  # type: ignore[union-attr]
+                return
+
+    watcher = threading.Thread(target=watch, name="apexmem-time-limit", daemon=True)
+    savepoint = connection.begin_nested()
+    watcher.start()
+    try:
+        yield
+    except DBAPIError as error:
+        if getattr(error.orig, "sqlstate", None) != _CANCELED:
+            raise
+    finally:
+        stop.set()
+        watcher.join()
+    if canceled.is_set():
+        savepoint.rollback()  # also takes a cancel that came after the last statement
+    else:
+        savepoint.commit()

@@ -214,9 +214,12 @@ _WEIGHTS: Final[ColumnElement[Any]] = literal_column("'{0.1, 0.2, 0.4, 1.0}'::fl
 
 
 def rank(index: TableClause) -> ColumnElement[float]:
-    """How well a row of `index` matches (`ts_rank`, longer text a little lower; higher is
-    better)."""
-    return func.ts_rank(_WEIGHTS, literal_column(f"{index.name}.doc"), _query(index), 1)
+    """How well a row of `index` matches (`ts_rank`, higher is better).
+
+    Not normalized by length: with it, "GraphQL" outranked "Graph databases" for "graph",
+    where bm25 ranks the whole word first.
+    """
+    return func.ts_rank(_WEIGHTS, literal_column(f"{index.name}.doc"), _query(index))
 
 
 class _PerDialect(ColumnElement[_T]):

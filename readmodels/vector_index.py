@@ -156,7 +156,8 @@ class VectorIndex:
         module does not log: whoever builds the index does)."""
 
     def open(self, connection: Connection | None = None) -> None:
-        """Load the index file when it is current, else rebuild from SQL; then catch up."""
+        """Load the index file when it is not past the read models, else rebuild from SQL;
+        then catch up from the vectors table by position."""
         if connection is None:
             with self._store.read() as reading:
                 self.open(reading)
@@ -294,8 +295,8 @@ class VectorIndex:
         return True
 
     def _load(self, position: int) -> bool:
-        """Read the file into the indexes if it covers `position` for this model; a file
-        whose digest does not match, or that FAISS cannot read, is discarded."""
+        """Read the file into the indexes if it is of this model and not past `position`; a
+        file whose digest does not match, or that FAISS cannot read, is discarded."""
         try:
             with self.path.open("rb") as source:
                 read = self._read(source, position)
@@ -316,19 +317,21 @@ class VectorIndex:
         return True
 
     def _read(self, source: BinaryIO, position: int) -> tuple[_Header, list[Any]] | str | None:
-        """The header and indexes of the open file, if it covers `position` for this model;
-        None when it does not (or is of another format: stale, not damaged); why, when it is
-        damaged."""
+        """The header and indexes of the open file, if it is of this model and not past
+        `position`; None when it is not (or is of another format: not damaged); why, when it
+        is damaged."""
         if source.read(len(_MAGIC)) != _MAGIC:
             return None
         damage = _damage(source)
         if damage is not None:
             return damage
         header = _read_header(source.read)
-        if header is None or (header.model, header.dimension, header.position) != (
-            self.model,
-            self.dimension,
-            position,
+        # A file behind the read models is loaded and caught up from their table (`_sync`):
+        # on PostgreSQL a reader's local file falls behind whenever other processes write.
+        if (
+            header is None
+            or (header.model, header.dimension) != (self.model, self.dimension)
+            or header.position > position
         ):
             return None
         faiss = _faiss()

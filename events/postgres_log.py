@@ -11,7 +11,7 @@ by position range, never by counting.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -25,6 +25,7 @@ from apexmem.events.chain import GENESIS, links
 from apexmem.events.chainrows import HASH_SIZE, Query
 from apexmem.events.envelope import (
     AppendResult,
+    KeyedAppend,
     NewEvent,
     RawRecord,
     RecordedEvent,
@@ -40,6 +41,7 @@ from apexmem.events.postgres import (
     quoted_schema,
 )
 from apexmem.events.postgres_reads import LAYOUT, Tables
+from apexmem.events.restore import Restored, RestoredKey
 from apexmem.events.timeutil import from_micros, to_micros
 
 __all__ = ["LockedPostgresLog", "PostgresLog"]
@@ -74,11 +76,15 @@ class PostgresLog:
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
         # Autocommit connections: a read is one statement, a locked section its own BEGIN.
         self._connections = Connections(self.server)
-        with self._connections.connection() as connection:
-            try:
+        try:
+            with self._connections.connection() as connection:
                 claim_schema(connection, schema, "log", LAYOUT, Tables.CREATE, create=create)
-            except psycopg.Error as e:
-                raise ApexmemError(f"cannot set up the log on {self.server}: {e}") from e
+        except psycopg.Error as e:
+            self._connections.close()
+            raise ApexmemError(f"cannot set up the log on {self.server}: {e}") from e
+        except BaseException:
+            self._connections.close()
+            raise
 
     def close(self) -> None:
         """Close every connection; the log's tables stay."""
@@ -185,6 +191,57 @@ class PostgresLog:
     def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
         """Every position that has a record or a chain hash, with both as stored."""
         return reads.raw_records(self._query, self._tables, start)
+
+    def restore(self, appends: Iterable[Restored], keys: Iterable[RestoredKey]) -> int:
+        """Write another log's appends and idempotency keys as stored into this empty log,
+        in one transaction (nothing on an error); returns the events written."""
+        tables, written = self._tables, 0
+        with self.locked() as locked:
+            connection = locked._connection
+            if locked.last_position() or locked._query(f"SELECT 1 FROM {tables.keys} LIMIT 1"):
+                raise ApexmemError(
+                    f"schema {self.schema} on {self.server} is not empty; "
+                    "a log is restored into a new one"
+                )
+            for done in appends:
+                with connection.cursor().copy(
+                    f"COPY {tables.events} (position, stream, version, tag, state) FROM STDIN "
+                    "(FORMAT BINARY)"
+                ) as copy:
+                    copy.set_types(["int8", "uuid", "int8", "text", "bytea"])
+                    rows = zip(
+                        done.positions, done.streams, done.versions, done.tags, done.states,
+                        strict=True,
+                    )  # fmt: skip
+                    for row in rows:
+                        copy.write_row(row)
+                connection.execute(
+                    f"INSERT INTO {tables.index} VALUES (%s, %s, %s)",
+                    (done.positions[-1], done.micros, done.chain),
+                )
+                written += len(done.positions)
+            for key in keys:
+                kept = key.kept
+                connection.execute(
+                    f"INSERT INTO {tables.keys} VALUES (%s, %s, %s, %s, %s)",
+                    (kept.key, kept.first_position, kept.last_position, kept.recorded_at,
+                     key.receipt),
+                )  # fmt: skip
+        return written
+
+    def bytes_used(self) -> int:
+        """The bytes the log's tables and their indexes take on the server."""
+        tables = self._tables
+        [(size,)] = self._query(
+            "SELECT pg_total_relation_size(%s::regclass) + pg_total_relation_size(%s::regclass) "
+            "+ pg_total_relation_size(%s::regclass)",
+            (tables.events, tables.index, tables.keys),
+        )
+        return int(size)
+
+    def keyed_appends(self) -> Iterator[KeyedAppend]:
+        """Every idempotency key as stored, in key order."""
+        return reads.keyed_appends(self._query, self._tables)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         # Autocommit: one statement is its own read transaction, seeing what was committed.

@@ -15,6 +15,7 @@ from uuid import UUID
 from apexmem.events.chainrows import ChainLink, Query, covered, row_links
 from apexmem.events.envelope import (
     AppendResult,
+    KeyedAppend,
     RawRecord,
     RecordedEvent,
     parse_key,
@@ -31,6 +32,7 @@ __all__ = [
     "chains",
     "changed_since",
     "find",
+    "keyed_appends",
     "raw_records",
     "read",
     "read_streams",
@@ -207,6 +209,19 @@ def raw_records(query: Query, tables: Tables, start: int) -> Iterator[RawRecord]
             record = next(records, None)
         if at_link:
             link = next(links, None)
+
+
+def keyed_appends(query: Query, tables: Tables) -> Iterator[KeyedAppend]:
+    """Every idempotency key as stored, in key order (read in chunks)."""
+    after: str | None = None
+    while rows := query(
+        f"SELECT key, first_position, last_position, recorded_at FROM {tables.keys} "
+        "WHERE %s::text IS NULL OR key > %s ORDER BY key LIMIT %s",
+        (after, after, _CHUNK),
+    ):
+        for key, first, last, micros in rows:
+            yield KeyedAppend(str(key), first, last, int(micros))
+        after = str(rows[-1][0])
 
 
 def _stored_rows(query: Query, tables: Tables, start: int, stop: int) -> Iterator[Any]:

@@ -10,25 +10,39 @@ from pathlib import Path
 from apexmem.config import EVENTS_FILE, REPLAY_FILE, SETTINGS_FILE
 from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
+from apexmem.events.ports import Log
+from apexmem.location import Location
+from apexmem.replay.migrate import migrate
 
 __all__ = ["copy_until", "read_only_reason", "replayed_at"]
 
 
 def copy_until(
-    log: EventLog, source: Path, target: Path, *, position: int, until: datetime | str | int
+    log: Log, source: Location, target: Path, *, position: int, until: datetime | str | int
 ) -> Path:
-    """Make `target` a memory directory holding `log` up to `position`; never overwrites."""
+    """Make `target` a memory directory holding `log` up to `position`; never overwrites.
+
+    A SQLite log is copied file to file; a log of another backend (PostgreSQL) is carried
+    over record by record, as `apexmem migrate` does, and verified on arrival.
+    """
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ValidationError(
             "into", str(target), "is not an empty directory; replay never overwrites"
         )
     target.mkdir(parents=True, exist_ok=True)
-    copied = log.copy_to(target / EVENTS_FILE, until=position)
-    if (source / SETTINGS_FILE).exists():
-        shutil.copyfile(source / SETTINGS_FILE, target / SETTINGS_FILE)
+    if isinstance(log, EventLog):
+        copied = log.copy_to(target / EVENTS_FILE, until=position)
+    else:
+        local = EventLog(target / EVENTS_FILE)
+        try:
+            copied = migrate(log, local, until=position).events
+        finally:
+            local.close()
+    if (source.directory / SETTINGS_FILE).exists():
+        shutil.copyfile(source.directory / SETTINGS_FILE, target / SETTINGS_FILE)
     at = until if isinstance(until, datetime) else _recorded_at(log, position)
     marker = {
-        "source": str(source.resolve()),
+        "source": str(source) if source.on_postgres else str(source.directory.resolve()),
         "until": until.isoformat() if isinstance(until, datetime) else until,
         "position": position,
         "events": copied,
@@ -63,7 +77,7 @@ def replayed_at(directory: Path) -> datetime | None:
     return None
 
 
-def _recorded_at(log: EventLog, position: int) -> datetime | None:
+def _recorded_at(log: Log, position: int) -> datetime | None:
     """The transaction time of the event at `position` (None before the first)."""
     found = next(iter(log.read(start=position, stop=position)), None) if position > 0 else None
     return None if found is None else found.recorded_at

@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from apexmem import ApexmemError, Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
+from apexmem.location import Location, locate
 from apexmem.readmodels import FactRow, ReadModelStore, dump
 from apexmem.readmodels.facts import believed
 from apexmem.readmodels.moment import Lens, Moment
@@ -27,6 +28,7 @@ from apexmem.readmodels.recall import visible_facts
 from apexmem.readmodels.tables import facts
 from apexmem.readmodels.vectors import VectorProjection, reset_vector_items, vector_items
 from apexmem.replay.runner import Runner
+from tests.storage_backends import POSTGRES_URL, drop_schema, fresh_schema
 
 PEOPLE: Final = ("Alice", "Bob Stone", "Carol")
 PLACES: Final = ("Acme", "Globex", "Initech", "Paris")
@@ -90,15 +92,23 @@ class ReadModelMachine(RuleBasedStateMachine):
             "link_weight_decay_lambda = 0.5\nlink_weight_decay_interval_secs = 1\n"
         )
         self.memory = Memory.open(
-            self.root / "mem",
+            self.place(),
             settings=usage_each_recall,
             clock=lambda: self.now,
             embedder=self.embedder,
         )
-        self.rebuilt = ReadModelStore(self.root / "rebuilt.db")
+        self.rebuilt = self.rebuilt_store()
         self.facts: list[UUID] = []
         self.moments: list[datetime] = [self.now]
         self.replays = 0
+
+    def place(self) -> Location:
+        """Where the memory under test lives."""
+        return Location(directory=self.root / "mem")
+
+    def rebuilt_store(self) -> ReadModelStore:
+        """The store the log is projected into from scratch, to compare."""
+        return ReadModelStore(self.root / "rebuilt.db")
 
     @initialize(batch=st.lists(fact_fields, min_size=1, max_size=4))
     def start(self, batch: list[dict[str, Any]]) -> None:
@@ -251,3 +261,26 @@ ReadModelMachine.TestCase.settings = settings(
     settings.get_profile("ci"), max_examples=25, stateful_step_count=12
 )
 test_read_models_follow_the_log = ReadModelMachine.TestCase
+
+
+class PostgresReadModelMachine(ReadModelMachine):
+    """The same machine with the log and both read models on PostgreSQL; its replays go to
+    SQLite directories, so as-of on one backend is checked against replay on the other."""
+
+    def place(self) -> Location:
+        self.schemas = [fresh_schema(), fresh_schema()]
+        return locate(f"{POSTGRES_URL}?schema={self.schemas[0]}", cache=self.root / "cache")
+
+    def rebuilt_store(self) -> ReadModelStore:
+        return ReadModelStore(POSTGRES_URL, schema=self.schemas[1], cache=self.root / "rebuilt")
+
+    def teardown(self) -> None:
+        super().teardown()
+        for schema in self.schemas:
+            drop_schema(schema)
+
+
+PostgresReadModelMachine.TestCase.settings = settings(
+    settings.get_profile("ci"), max_examples=4, stateful_step_count=10
+)
+test_read_models_follow_the_log_on_postgresql = PostgresReadModelMachine.TestCase

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
+import psycopg
 from sqlalchemy import Connection, create_engine, make_url, text
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError
@@ -39,7 +40,6 @@ _SCHEMA: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _LOCK_CLASS: Final = 0x61_706D  # "apm": apart from other applications' advisory locks
 _POLL_SECONDS: Final = 0.002
 """How often a time limit asks its `out_of_time` while a statement runs."""
-_CANCELED: Final = "57014"  # query_canceled
 
 
 def is_url(location: object) -> bool:
@@ -123,8 +123,10 @@ def time_limited(connection: Connection, out_of_time: Callable[[], bool]) -> Ite
     watcher.start()
     try:
         yield
+    except psycopg.errors.QueryCanceled:  # from the driver's cursor (readmodels.prepared)
+        pass
     except DBAPIError as error:
-        if getattr(error.orig, "sqlstate", None) != _CANCELED:
+        if not isinstance(error.orig, psycopg.errors.QueryCanceled):
             raise
     finally:
         stop.set()

@@ -15,6 +15,7 @@ from sqlalchemy import func, insert, select, text
 from storage_backends import STORES, discard_store, open_store
 
 from apexmem.readmodels import tracked_position
+from apexmem.readmodels.prepared import driver_rows
 from apexmem.readmodels.store import set_position, time_limited
 from apexmem.readmodels.tables import GRAPH, episodes, tracking
 
@@ -159,8 +160,9 @@ _ENDLESS: Final = text(
 )
 
 
+@pytest.mark.parametrize("through", ["sqlalchemy", "driver"])
 def test_a_time_limit_stops_a_statement_and_the_read_goes_on(
-    store_backend: str, tmp_path: Path
+    store_backend: str, tmp_path: Path, through: str
 ) -> None:
     store = open_store(store_backend, tmp_path / "readmodels.db")
     with store.write() as connection:
@@ -169,7 +171,10 @@ def test_a_time_limit_stops_a_statement_and_the_read_goes_on(
 
     with store.read() as connection:
         with time_limited(connection, lambda: True):
-            connection.execute(_ENDLESS).scalar_one()
+            if through == "driver":  # as the recall's prepared statements run
+                driver_rows(connection, str(_ENDLESS), ())
+            else:
+                connection.execute(_ENDLESS).scalar_one()
             reached.append("the end of the block")
         count = connection.execute(select(func.count()).select_from(episodes)).scalar_one()
     store.close()

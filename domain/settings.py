@@ -157,14 +157,24 @@ class RecallSettings(_Section, frozen=True, kw_only=True):
     batches) so retrieval counts feed the evolved weight."""
     usage_batch: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32
     """Usage events held before they are appended together (also on close and before writes)."""
-    candidates: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 10
+    candidates: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 20
     """Items each list (full text, vectors, graph) brings to the fusion, at least `limit`.
     Tuned on LoCoMo's categories (bench/locomo.py): a longer list lets items ranked low
     by two lists outrank the best of one."""
     full_text_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 1.0
-    vector_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.5
+    vector_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 1.0
     graph_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 1.0
-    """Each list's weight in the reciprocal rank fusion (`weight / (60 + rank)`)."""
+    """Each list's weight in the reciprocal rank fusion (`weight / (60 + rank)`); the
+    defaults, with the three below, were tuned on LoCoMo's whole categories."""
+    turn_before_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+    """A message also scores this share of the fused score of the message just before it
+    in its conversation (a short reply carries the topic of what it answers)."""
+    turn_after_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.3
+    """A message also scores this share of the fused score of the message just after it."""
+    speaker_boost: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 2.0
+    """When a question names a participant of the conversations (a message speaker), their
+    messages and the facts about them score `1 + speaker_boost` times more, and the name
+    itself is not searched for (it would find the turns that address them)."""
 
 
 class MemorySettings(_Section, frozen=True, kw_only=True):

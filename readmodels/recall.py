@@ -92,6 +92,8 @@ class MessageKey(NamedTuple):
     message_id: str
     conversation: str
     ref: str | None
+    speaker: str
+    """Lowercased as `conversation.speakers_named` gives names."""
 
 
 def fact_key_columns() -> list[Any]:
@@ -237,7 +239,12 @@ def visible_facts(
 
 def _visible_messages(valid: bool, known: bool) -> ClauseElement:
     statement = (
-        select(as_stored(messages.c.message_id), episodes.c.conversation, messages.c.ref)
+        select(
+            as_stored(messages.c.message_id),
+            episodes.c.conversation,
+            messages.c.ref,
+            func.lower(messages.c.speaker),
+        )
         .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
         .where(as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True)))
     )

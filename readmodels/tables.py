@@ -22,6 +22,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     Uuid,
+    func,
 )
 
 from apexmem.events.timeutil import EPOCH, from_micros, require_aware, to_micros
@@ -219,6 +220,8 @@ messages = Table(
     Column("position", BigInteger, nullable=False),
     Index("messages_episode", "episode_id", "position"),
 )
+# A question naming a participant is matched to their turns by name, in any case.
+Index("messages_speaker", func.lower(messages.c.speaker))
 
 retrievals = Table(
     "retrievals",

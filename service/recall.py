@@ -37,12 +37,15 @@ from apexmem.domain.recall import (
     score_with_decay,
     spread,
 )
+from apexmem.domain.recall.conversation import boosted, in_context, without_names
+from apexmem.domain.recall.evidence import shown_by_default, stands_in
 from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
-from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms
+from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms, search_terms
 from apexmem.domain.settings import Settings
 from apexmem.events.timeutil import from_micros, to_micros
 from apexmem.projections.vectors import Kind
 from apexmem.readmodels import ReadModels, names_of
+from apexmem.readmodels.conversation import entities_named, neighbours, speakers_named
 from apexmem.readmodels.decay import ConfidenceNow, Fading, fading_at
 from apexmem.readmodels.moment import Lens
 from apexmem.readmodels.prepared import id_of
@@ -111,8 +114,10 @@ class Recaller:
             return Recall(hits=[], edge_types=list(query.edge_types or ()))
         activation = self.settings.memory.graph.spreading_activation
         budget = max(activation.recall_timeout_ms, 0) or _MIN_TIMEOUT_MS
-        vector = self._embed(query.text)  # the first one in a process loads the model
         with self._store.read() as connection:
+            named = self._participants(connection, query.text)
+            # The first embedding in a process loads the model.
+            vector = self._embed(without_names(query.text, named) or query.text)
             decay = fading_at(
                 connection,
                 now=self._clock(),
@@ -126,6 +131,9 @@ class Recaller:
                 decay=decay,
                 weights=self._weights(),
             )
+            run.named = named
+            chosen = self.settings.memory.recall
+            run.shares = (chosen.turn_before_share, chosen.turn_after_share, chosen.speaker_boost)
             if vector is not None:  # a missing or stale index is built outside the budget
                 assert self._similarity is not None
                 self._similarity.index.sync(connection)
@@ -140,7 +148,35 @@ class Recaller:
                         self._bfs(connection, run, seeds, query.max_hops)
                     else:
                         self._activation(connection, run, seeds, query.max_hops)
+                if not run.out_of_time():
+                    self._context(connection, run)
             return run.result(connection)
+
+    def _participants(self, connection: Connection, text: str) -> set[str]:
+        """The conversation participants `text` names (lowercased), when they are boosted."""
+        if not self.settings.memory.recall.speaker_boost:
+            return set()
+        return speakers_named(connection, search_terms(text))
+
+    def _context(self, connection: Connection, run: _Run) -> None:
+        """What the fusion adds to the lists: each candidate message's neighbours, and the
+        facts about a named participant."""
+        chosen = self.settings.memory.recall
+        if run.named:
+            run.favoured_subjects = entities_named(connection, run.named)
+        if not (chosen.turn_before_share or chosen.turn_after_share):
+            return
+        around = neighbours(connection, list(run.messages))
+        wanted = {n for pair in around.values() for n in pair if n is not None}
+        run.messages.update(
+            visible_messages(connection, wanted - run.messages.keys(), moment=run.lens.moment)
+        )
+        for item, pair in around.items():
+            previous, following = (n if n in run.messages else None for n in pair)
+            run.around[("message", item)] = (
+                None if previous is None else ("message", previous),
+                None if following is None else ("message", following),
+            )
 
     def _weights(self) -> dict[str, float]:
         chosen = self.settings.memory.recall
@@ -158,11 +194,12 @@ class Recaller:
 
     def _full_text(self, connection: Connection, run: _Run) -> None:
         found: list[tuple[float, _Key]] = []
-        for fact, score in ranked_facts(connection, run.terms, lens=run.lens, size=run.pool):
+        topic = run.topic_terms()
+        for fact, score in ranked_facts(connection, topic, lens=run.lens, size=run.pool):
             run.facts[fact.fact_id] = fact
             found.append((score, ("fact", fact.fact_id)))
         for message, score in ranked_messages(
-            connection, run.terms, moment=run.lens.moment, size=run.pool
+            connection, topic, moment=run.lens.moment, size=run.pool
         ):
             run.messages[message.message_id] = message
             found.append((score, ("message", message.message_id)))
@@ -349,6 +386,8 @@ class _Run:
         explicit = query.edge_types
         self.walked = list(explicit) if explicit is not None else classify_edge_types(query.text)
         fading = None if query.include_faded else decay
+        self.co_mentions = query.include_co_mentions
+        """Whether co-mention facts are shown (`domain.recall.evidence`)."""
         self.lens = Lens(moment=query.moment, edge_types=explicit or (), fading=fading)
         """What every fact returned must be (of the types asked for, when asked)."""
         self.walk_lens = self.lens.typed(tuple(self.walked))
@@ -363,6 +402,20 @@ class _Run:
         self.graph_why: dict[_Key, str] = {}
         self.seeds: dict[UUID, float] = {}
         self.seed_names: dict[UUID, tuple[str, str]] = {}
+        self.named: set[str] = set()
+        """The participants the question names (lowercased speakers)."""
+        self.favoured_subjects: set[str] = set()
+        """The entities (hex) those participants are: facts about them are boosted too."""
+        self.around: dict[_Key, tuple[_Key | None, _Key | None]] = {}
+        self.context_why: dict[_Key, list[str]] = {}
+        self.shares = (0.0, 0.0, 0.0)
+        """(turn_before_share, turn_after_share, speaker_boost) of the settings."""
+
+    def topic_terms(self) -> list[str]:
+        """The question's words less the participants' names (all of them when nothing
+        else is left): full text looks for what is asked about, not whom."""
+        names = {w for name in self.named for w in name.split()}
+        return [t for t in self.terms if t not in names] or self.terms
 
     def out_of_time(self) -> bool:
         if monotonic() > self.deadline:
@@ -378,13 +431,17 @@ class _Run:
         self.lists.append((name, list(dict.fromkeys(k for _, k in found))[: self.pool]))
 
     def result(self, connection: Connection) -> Recall:
-        fused = reciprocal_rank_fusion(
-            [keys for _, keys in self.lists], weights=[self.weights[n] for n, _ in self.lists]
+        fused = self._in_context(
+            reciprocal_rank_fusion(
+                [keys for _, keys in self.lists], weights=[self.weights[n] for n, _ in self.lists]
+            )
         )
         ranks = {name: {k: r for r, k in enumerate(keys, 1)} for name, keys in self.lists}
         chosen: list[tuple[_Key, float]] = []
         seen: set[Hashable] = set()
         sources: dict[str, set[Hashable]] = {"fact": set(), "message": set()}
+        fused = [(k, s) for k, s in fused if self._shown(k)]
+        standing_in = self._standing_in(connection, [k for k, _ in fused])
         for key, score in fused:
             identity = self._identity(key)
             source = self._source(key)
@@ -392,7 +449,7 @@ class _Run:
             if identity in seen or (source is not None and source in sources[other]):
                 continue
             seen.add(identity)
-            if source is not None:
+            if source is not None and (key[0] == "message" or key in standing_in):
                 sources[key[0]].add(source)
             chosen.append((key, score))
             if len(chosen) == self.size:
@@ -413,6 +470,51 @@ class _Run:
             edge_types=list(self.walked),
             seeds=[self.seed_name(s) for s in seeds],
         )
+
+    def _in_context(self, fused: list[tuple[_Key, float]]) -> list[tuple[_Key, float]]:
+        """The fused scores with each message's neighbours' shares added and the named
+        participants' items boosted, best first (ties in the fusion's order)."""
+        before, after, boost = self.shares
+        alone = dict(fused)
+        scores = in_context(alone, self.around, after=before, before=after)
+        for key, score in scores.items():
+            if score > alone.get(key, 0.0):
+                self.context_why[key] = [
+                    f"context: next to a hit (+{score - alone.get(key, 0.0):.4f})"
+                ]
+        favoured = [k for k in scores if self._about_named(k)]
+        for key in favoured:
+            self.context_why.setdefault(key, []).append("about a participant the question names")
+        scores = boosted(scores, favoured, boost)
+        order = {k: i for i, k in enumerate(scores)}
+        return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+
+    def _about_named(self, key: _Key) -> bool:
+        kind, item = key
+        if kind == "message":
+            return self.messages[item].speaker in self.named
+        return self.facts[item].subject_id in self.favoured_subjects
+
+    def _shown(self, key: _Key) -> bool:
+        """Whether recall shows this item: co-mention facts only when asked for."""
+        kind, item = key
+        return kind == "message" or self.co_mentions or shown_by_default(self.facts[item].relation)
+
+    def _standing_in(self, connection: Connection, keys: list[_Key]) -> set[_Key]:
+        """The facts that may take the place of a candidate message they were learned
+        from: as good evidence (`domain.recall.evidence.stands_in`) at the moment asked."""
+        said = {self._source(k) for k in keys if k[0] == "message"} - {None}
+        learned = [k for k in keys if k[0] == "fact" and self._source(k) in said]
+        if not learned:
+            return set()
+        rows, _ = hit_rows(connection, [(id_of(i), self.facts[i].position) for _, i in learned])
+        standing_in = set()
+        for key in learned:
+            f = rows[(id_of(key[1]), self.facts[key[1]].position)]
+            now = self.confidence_now(f.confidence, to_micros(f.observed_at), f.edge_type)
+            if stands_in(f.relation, now):
+                standing_in.add(key)
+        return standing_in
 
     def _source(self, key: _Key) -> Hashable | None:
         """A message and a fact learned from it (same episode and ref) are one piece of evidence.
@@ -448,6 +550,7 @@ class _Run:
             if key not in ranked:
                 continue
             why.append(self.graph_why[key] if name == "graph" else f"{name} #{ranked[key]}")
+        why += self.context_why.get(key, [])
         kind, stored = key
         item = id_of(stored)
         if kind == "fact":

@@ -31,6 +31,7 @@ from apexmem.service.moves import Moves
 from apexmem.service.pipeline import Pipeline
 from apexmem.service.recall import Recaller
 from apexmem.service.resolution import similar_writes
+from apexmem.service.rpe import Gate
 from apexmem.service.similarity import Similarity
 from apexmem.service.upkeep import Communities
 from apexmem.service.usage import Usage
@@ -87,7 +88,10 @@ class Services:
             pipeline.declare(self.linker)
         graph = settings.memory.graph
         roles = speaker_roles(graph.user_entity, graph.assistant_entity)
-        self.backfill = Backfill(pipeline, writer, store=store, ready=ready, roles=roles)
+        gate = None
+        if graph.rpe.enabled and projections.embedder is not None:
+            gate = Gate(graph.rpe, projections.embedder, store)
+        self.backfill = Backfill(pipeline, writer, store=store, ready=ready, roles=roles, gate=gate)
         self.backfill.extractor = extractor_for(graph)
 
 

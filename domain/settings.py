@@ -20,6 +20,7 @@ __all__ = [
     "MemorySettings",
     "NoteLinkingSettings",
     "ProjectionSettings",
+    "RpeSettings",
     "ServerSettings",
     "Settings",
     "VectorSettings",
@@ -85,6 +86,16 @@ class BeliefRevisionSettings(_Section, frozen=True, kw_only=True):
     similarity_threshold: _Unit = 0.85
 
 
+class RpeSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.graph.rpe]`: skip extracting turns that say little new (D-MEM's gate)."""
+
+    enabled: bool = False
+    threshold: _Unit = 0.3
+    """A turn whose surprise (reward prediction error) is below this is not extracted."""
+    max_skip_turns: _NonNegative = 5
+    """Turns of a conversation skipped in a row at most; the next one is always extracted."""
+
+
 class GraphSettings(_Section, frozen=True, kw_only=True):
     """`[memory.graph]`: resolution, recall, decay, communities and eviction."""
 
@@ -121,6 +132,7 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     """Entities the model may name per message (at most 10, the memory's own limit)."""
     max_edges_per_message: Annotated[int, msgspec.Meta(ge=1, le=15)] = 15
     """Facts the model may state per message (at most 15, the memory's own limit)."""
+    rpe: RpeSettings = RpeSettings()
     note_linking: NoteLinkingSettings = NoteLinkingSettings()
     spreading_activation: ActivationSettings = ActivationSettings()
     belief_revision: BeliefRevisionSettings = BeliefRevisionSettings()
@@ -264,6 +276,7 @@ def _similarity_checks(settings: Settings) -> None:
         "memory.graph.use_embedding_resolution": graph.use_embedding_resolution,
         "memory.graph.belief_revision.enabled": graph.belief_revision.enabled,
         "memory.graph.note_linking.enabled": graph.note_linking.enabled,
+        "memory.graph.rpe.enabled": graph.rpe.enabled,
     }
     for key, on in features.items():
         if on and not settings.memory.vectors.enabled:

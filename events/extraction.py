@@ -16,7 +16,8 @@ __all__ = ["MessageExtracted"]
 
 
 class MessageExtracted(Event, frozen=True, kw_only=True, tag="message-extracted.v1"):
-    """A message of the episode was read by an extractor (or refused by the injection check)."""
+    """A message of the episode was read by an extractor (or refused by the injection check,
+    or skipped by the RPE gate)."""
 
     message_id: UUID
     extractor: str
@@ -25,3 +26,6 @@ class MessageExtracted(Event, frozen=True, kw_only=True, tag="message-extracted.
     """Fact versions asserted or reinforced from the message."""
     flagged: str | None = None
     """The prompt-injection rule the text matched: nothing was extracted from it."""
+    surprise: float | None = None
+    """The RPE gate's surprise score when it skipped the message as saying little new
+    (below `[memory.graph.rpe] threshold`): nothing was extracted from it."""

@@ -245,6 +245,7 @@ def _message_extracted(event: RecordedEvent, data: MessageExtracted) -> list[Cha
         "extractor": data.extractor,
         "facts": len(data.fact_ids),
         "flagged": data.flagged,
+        "surprise": data.surprise,
         "recorded_at": event.recorded_at,
         "position": event.position,
     }

@@ -122,6 +122,8 @@ class GraphStats(msgspec.Struct, frozen=True, kw_only=True):
     """Fact versions archived by eviction (out of the read models' views, kept in the log)."""
     archived_entities: int = 0
     """Entities archived by eviction."""
+    gated_messages: int = 0
+    """Messages the RPE gate skipped as saying little new (`[memory.graph.rpe]`)."""
 
 
 class EntityHit(msgspec.Struct, frozen=True, kw_only=True):

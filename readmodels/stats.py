@@ -9,14 +9,23 @@ from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.eviction import archived_counts
 from apexmem.readmodels.rows import GraphStats
 from apexmem.readmodels.store import tracked_position
-from apexmem.readmodels.tables import GRAPH, aliases, entities, episodes, facts, messages
+from apexmem.readmodels.tables import (
+    GRAPH,
+    aliases,
+    entities,
+    episodes,
+    extractions,
+    facts,
+    messages,
+)
 
 __all__ = ["graph_stats"]
 
 
 def graph_stats(connection: Connection, *, fading: Fading | None = None) -> GraphStats:
     """Entities, aliases, fact versions and states, current facts, messages, communities,
-    archived versions and entities, and (given `fading`) the current facts that faded."""
+    archived versions and entities, messages the RPE gate skipped, and (given `fading`) the
+    current facts that faded."""
 
     def count(statement: object) -> int:
         return int(connection.execute(statement).scalar() or 0)  # type: ignore[call-overload]
@@ -44,4 +53,7 @@ def graph_stats(connection: Connection, *, fading: Fading | None = None) -> Grap
         faded_facts=0 if fading is None else count(current.where(not_(fading.condition()))),
         archived_facts=archived_facts,
         archived_entities=archived_entities,
+        gated_messages=count(
+            select(func.count()).select_from(extractions).where(extractions.c.surprise.isnot(None))
+        ),
     )

@@ -102,9 +102,10 @@ layout = Table(
 )
 """One row: the version of these tables' layout the rows were projected with."""
 
-LAYOUT: Final = 2
-"""The layout these tables have (1: before `layout` and `entity_archives`). A store found with
-another is projected again from the log on open."""
+LAYOUT: Final = 3
+"""The layout these tables have (1: before `layout` and `entity_archives`; 2: before
+`extractions.surprise`). A store found with another is projected again from the log on
+open."""
 
 tracking = Table(
     "tracking",
@@ -276,11 +277,13 @@ extractions = Table(
     Column("extractor", Text, nullable=False),
     Column("facts", BigInteger, nullable=False),
     Column("flagged", Text),
+    Column("surprise", Float),
     Column("recorded_at", UtcMicros, nullable=False),
     Column("position", BigInteger, nullable=False),
 )
 """Messages an extractor has read (the first verdict on each): how many facts came of it, or
-the prompt-injection rule that kept it from being read. A message without a row is pending."""
+the prompt-injection rule that kept it from being read, or the surprise score for which the
+RPE gate skipped it. A message without a row is pending."""
 
 communities = Table(
     "communities",

@@ -34,6 +34,7 @@ from apexmem.domain.extraction import (
 from apexmem.domain.heuristic import HeuristicExtractor
 from apexmem.domain.injection import injection_verdict
 from apexmem.domain.names import MIN_NAME_BYTES, normalize
+from apexmem.domain.rpe import Outcome
 from apexmem.events.base import Event
 from apexmem.events.envelope import AppendResult, NewEvent
 from apexmem.events.episode import EntitiesMentioned
@@ -54,6 +55,7 @@ from apexmem.service.arguments import checked_count
 from apexmem.service.logs import get_logger
 from apexmem.service.pipeline import Append, Pipeline, Versions
 from apexmem.service.results import EntityRef, FactRef, Result
+from apexmem.service.rpe import OPEN, Gate, GateRun, OpenRun
 from apexmem.service.writer import Writer
 
 __all__ = ["Backfill", "BackfillReport", "speaker_roles"]
@@ -74,6 +76,9 @@ class BackfillReport(msgspec.Struct, kw_only=True):
     """Messages read (flagged and failed ones included)."""
     skipped: int = 0
     """Messages the prompt-injection check flagged: marked as read, nothing extracted."""
+    gated: int = 0
+    """Messages the RPE gate skipped as saying little new (`[memory.graph.rpe]`): marked as
+    read with their surprise, nothing extracted."""
     failed: int = 0
     """Messages the extractor failed on, or whose facts were refused: left for the next run."""
     entities: int = 0
@@ -89,6 +94,8 @@ class _Reading(msgspec.Struct, kw_only=True):
 
     message: PendingMessage
     flagged: str | None = None
+    surprise: float | None = None
+    """Set when the RPE gate skipped the message: its surprise."""
     extraction: Extraction = Extraction()
     fact_ids: list[UUID] = []
 
@@ -104,8 +111,11 @@ class Backfill:
         store: ReadModels,
         ready: Callable[[], None],
         roles: Mapping[str, str] | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self._pipeline = pipeline
+        self._gate = gate
+        """The RPE gate (`[memory.graph.rpe] enabled`), or None to read every message."""
         self._writer = writer
         self._store = store
         self._ready = ready
@@ -138,6 +148,7 @@ class Backfill:
             lexicon = _lexicon(known_names(connection), speakers(connection), self._roles)
         todo = total if limit is None else min(limit, total)
         report = BackfillReport(extractor=chosen.name)
+        run = self._gate.run() if self._gate is not None else OPEN
         after = 0
         while report.messages < todo:
             with self._store.read() as connection:
@@ -148,7 +159,7 @@ class Backfill:
             if not chunk:
                 break
             after = chunk[-1].position
-            self._backfill_chunk(chosen, chunk, shown, lexicon, report)
+            self._backfill_chunk(chosen, chunk, shown, lexicon, report, run=run)
             if progress is not None:
                 progress(report.messages, todo)
         with self._store.read() as connection:
@@ -170,11 +181,13 @@ class Backfill:
         shown: Sequence[Utterance],
         lexicon: dict[str, KnownName],
         report: BackfillReport,
+        *,
+        run: GateRun | OpenRun,
     ) -> None:
         readings = [
             r
             for m, u in zip(chunk, shown, strict=True)
-            if (r := _read(extractor, m, u, lexicon)) is not None
+            if (r := _read(extractor, m, u, lexicon, run)) is not None
         ]
         report.messages += len(chunk)
         report.failed += len(chunk) - len(readings)
@@ -184,6 +197,7 @@ class Backfill:
         recorded = self._backfill_record(extractor.name, done, ids)
         for reading in recorded:
             report.skipped += reading.flagged is not None
+            report.gated += reading.surprise is not None
             report.entities += len(_mentioned(reading, ids))
             report.facts += len(reading.fact_ids)
 
@@ -296,12 +310,19 @@ def _read(
     message: PendingMessage,
     shown: Utterance,
     lexicon: dict[str, KnownName],
+    run: GateRun | OpenRun,
 ) -> _Reading | None:
-    """Check and extract one message; None when the extractor failed on it."""
+    """Check, gate and extract one message; None when the extractor failed on it."""
     flagged = injection_verdict(message.text)
     if flagged is not None:
         _logger.info("backfill.flagged", message_id=str(message.message_id), rule=flagged)
+        run.settle(message, Outcome.FLAGGED, lexicon)
         return _Reading(message=message, flagged=flagged)
+    surprise = run.admit(message, lexicon)
+    if not surprise.extract:
+        _logger.info("backfill.gated", message_id=str(message.message_id), surprise=surprise.rpe)
+        run.settle(message, Outcome.SKIPPED, lexicon)
+        return _Reading(message=message, surprise=surprise.rpe)
     try:
         kept = checked(extractor.extract(shown, lexicon))
     except Exception as e:  # a plug-in's failure, or its malformed answer, leaves the message
@@ -311,6 +332,7 @@ def _read(
             message_id=str(message.message_id),
             error=repr(e),
         )
+        run.settle(message, Outcome.SKIPPED, lexicon)  # unread counts as skipped in a row
         return None
     if kept.dropped:
         _logger.info(
@@ -318,6 +340,7 @@ def _read(
         )
     for mention in kept.extraction.mentions:  # later messages know the names found so far
         lexicon.setdefault(normalize(mention.name), KnownName(mention.name, mention.entity_type))
+    run.settle(message, Outcome.EXTRACTED, lexicon)
     return _Reading(message=message, extraction=kept.extraction)
 
 
@@ -405,6 +428,7 @@ def _verdict(actor: str, reading: _Reading, ids: dict[_Key, UUID]) -> list[Event
             extractor=actor,
             fact_ids=list(dict.fromkeys(reading.fact_ids)),
             flagged=reading.flagged,
+            surprise=reading.surprise,
         )
     )
     return events

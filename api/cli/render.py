@@ -274,6 +274,7 @@ def stats_table(stats: MemoryStats) -> Table:
         ("faded facts", graph.faded_facts),
         ("archived fact versions", graph.archived_facts),
         ("archived entities", graph.archived_entities),
+        ("messages skipped as unsurprising", graph.gated_messages),
     )
     for name, value in rows:
         table.add_row(name, f"{value:,}")

@@ -26,6 +26,7 @@ from apexmem.events.located import locates
 __all__ = [
     "FOUND_BY",
     "AppendResult",
+    "KeyedAppend",
     "Lookup",
     "NewEvent",
     "RawRecord",
@@ -88,6 +89,16 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     repeated: bool = False
     receipt: bytes | None = None
     """What the caller stored with the idempotency key (for example, its encoded results)."""
+
+
+class KeyedAppend(msgspec.Struct, frozen=True):
+    """One idempotency key as stored: the positions of the append made with it (None for
+    an empty append) and its transaction time in microseconds, for `verify`."""
+
+    key: str
+    first_position: int | None
+    last_position: int | None
+    recorded_at: int
 
 
 FOUND_BY: Final[dict[str, tuple[type, str]]] = {

@@ -19,6 +19,7 @@ from apexmem.events.chainrows import chain_links, chains, copy_rows, insert_row,
 from apexmem.events.checkpoint import Checkpointer
 from apexmem.events.envelope import (
     AppendResult,
+    KeyedAppend,
     NewEvent,
     RawRecord,
     RecordedEvent,
@@ -269,6 +270,18 @@ class EventLog:
                 record = next(records, None)
             if at_link:
                 link = next(links, None)
+
+    def keyed_appends(self) -> Iterator[KeyedAppend]:
+        """Every idempotency key as stored, in key order (read in chunks)."""
+        after: str | None = None
+        while rows := self._query(
+            "SELECT key, first_position, last_position, recorded_at FROM idempotency "
+            "WHERE ? IS NULL OR key > ? ORDER BY key LIMIT ?",
+            (after, after, READ_CHUNK),
+        ):
+            for key, first, last, micros in rows:
+                yield KeyedAppend(str(key), first, last, int(micros))
+            after = str(rows[-1][0])
 
     def _stored_rows(self, start: int, stop: int) -> Iterator[tuple[Any, ...]]:
         """The events table's rows from `start` to `stop`, as stored, in position order."""

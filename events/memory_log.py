@@ -19,6 +19,7 @@ from uuid import UUID
 from apexmem.events.chain import GENESIS, links
 from apexmem.events.envelope import (
     AppendResult,
+    KeyedAppend,
     NewEvent,
     RawRecord,
     RecordedEvent,
@@ -158,6 +159,15 @@ class InMemoryLog:
             yield RawRecord(
                 position, row.stream.hex, row.version, row.tag, row.state, row.micros, row.chain
             )
+
+    def keyed_appends(self) -> Iterator[KeyedAppend]:
+        """Every idempotency key as held, in key order."""
+        for key in sorted(self._keys):
+            found = self._keys[key]
+            first, last = (
+                (found.positions[0], found.positions[-1]) if found.positions else (None, None)
+            )
+            yield KeyedAppend(key, first, last, found.micros)
 
     def _read(
         self, start: int, stop: int | None, tags: Sequence[str], limit: int | None, upto: int

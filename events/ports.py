@@ -13,7 +13,13 @@ from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
-from apexmem.events.envelope import AppendResult, NewEvent, RawRecord, RecordedEvent
+from apexmem.events.envelope import (
+    AppendResult,
+    KeyedAppend,
+    NewEvent,
+    RawRecord,
+    RecordedEvent,
+)
 
 __all__ = ["LockedLog", "Log", "LogAccess"]
 
@@ -121,6 +127,11 @@ class Log(LogAccess, Protocol):
     def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
         """Every position that has a record or a chain hash, with both as stored (what
         `replay.verify` recomputes the chain from)."""
+        ...
+
+    def keyed_appends(self) -> Iterator[KeyedAppend]:
+        """Every idempotency key as stored, in key order: what `replay.verify` checks against
+        the chained records (a key names the positions of the append made with it)."""
         ...
 
     def close(self) -> None:

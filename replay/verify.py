@@ -1,18 +1,42 @@
-"""Chain verification: recompute the blake3 chain and name the first position that breaks it."""
+"""Chain verification: recompute the blake3 chain and name the first position that breaks it.
+
+Besides the chain itself, `verify` checks what is read beside it: the time index (each
+position's `recorded_at`, which time travel reads, must be the time chained in its record)
+and the idempotency keys (`replay.keychecks`). `head` is the chain's last position and
+hash, to keep elsewhere and check with `verify(expect=...)`.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from typing import Final
 from uuid import UUID
 
 import msgspec
 
 from apexmem.events.chain import GENESIS, link
 from apexmem.events.envelope import RawRecord
+from apexmem.events.errors import ValidationError
 from apexmem.events.ports import Log
 from apexmem.events.sqlite import is_damaged
+from apexmem.events.timeutil import UtcDateTime, to_micros
+from apexmem.replay.keychecks import KeyChecks, Problem
 
-__all__ = ["VerifyReport", "verify"]
+__all__ = ["TAIL", "Head", "VerifyReport", "head", "parse_head", "verify", "verify_tail"]
+
+TAIL: Final = 64
+"""Positions `verify_tail` checks at the end of the log (what opening a memory checks)."""
+
+
+class Head(msgspec.Struct, frozen=True):
+    """The chain's last position and its hash (hex); position 0 and GENESIS when empty."""
+
+    position: int
+    chain: str
+
+    def __str__(self) -> str:
+        return f"{self.position}:{self.chain}"
 
 
 class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -24,40 +48,160 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     reason: str | None = None
     head: str | None = None
     """Hex of the last chain hash: keep it elsewhere to detect a rewrite of the whole file."""
+    head_position: int | None = None
 
 
-def verify(log: Log) -> VerifyReport:
-    """Recompute the chain over every record; any edit, removal or reordering is reported."""
-    chain = GENESIS
-    checked = 0
-    last_time = 0
+class _Envelope(msgspec.Struct, frozen=True):
+    """The chained fields of a record that are read beside the chain (its payload skipped)."""
+
+    recorded_at: UtcDateTime
+    cause: str | None = None
+
+
+_envelope: Final = msgspec.json.Decoder(_Envelope)
+
+
+def head(log: Log) -> Head:
+    """The log's last position and the chain hash stored there."""
+    position = log.last_position()
+    chain = log.chains([position]).get(position) if position else GENESIS
+    return Head(position, (chain if chain is not None else GENESIS).hex())
+
+
+def parse_head(text: str) -> Head | tuple[None, str]:
+    """A kept head: `POSITION:HEX` (the chain at that position), or `HEX` (the last one).
+
+    Raises ValidationError naming the value when it is neither.
+    """
+    position, _, chain = text.strip().rpartition(":")
+    chain = chain.lower()
+    if len(chain) != 64 or any(c not in "0123456789abcdef" for c in chain):
+        raise ValidationError("expect", text, "is not HEX or POSITION:HEX (64 hex digits)")
+    if not position:
+        return (None, chain)
+    if not position.isdigit():
+        raise ValidationError("expect", text, "has a POSITION that is not a whole number")
+    return Head(int(position), chain)
+
+
+def verify(log: Log, *, expect: Head | tuple[None, str] | None = None) -> VerifyReport:
+    """Recompute the chain over every record; any edit, removal or reordering is reported,
+    as is a time index or idempotency key that disagrees with the chained records.
+
+    `expect` (from `parse_head`) also fails the check unless the chain holds that hash at
+    that position (or, for a bare hash, at its end): a log rewritten whole is found so.
+    """
+    keys = KeyChecks(log.keyed_appends())
+    found = _walk(log.raw_records(), GENESIS, keys, expect)
+    if isinstance(found, VerifyReport):
+        return found
+    checked, position, chain, kept = found
+    problem = keys.beyond(position)
+    if problem is not None:
+        return _broken(checked, problem)
+    last = Head(position, chain.hex())
+    mismatch = _unexpected(expect, last, kept)
+    if mismatch is not None:
+        return VerifyReport(ok=False, events_checked=checked, reason=mismatch)
+    return VerifyReport(
+        ok=True,
+        events_checked=checked,
+        head=last.chain if position else None,
+        head_position=position if position else None,
+    )
+
+
+def verify_tail(log: Log, *, count: int = TAIL) -> VerifyReport:
+    """Recompute the chain over the last `count` positions only, from the hash stored before
+    them: cheap enough for every open, and it finds damage at the end, where writes go on."""
+    last = log.last_position()
+    start = max(1, last - count + 1)
+    previous = GENESIS if start == 1 else log.chains([start - 1]).get(start - 1)
+    if previous is None:
+        return _broken(start - 1, Problem(start - 1, "the chain row of this position is missing"))
+    found = _walk(log.raw_records(start=start), previous, KeyChecks(()), None)
+    if isinstance(found, VerifyReport):
+        return found
+    checked, position, chain, _ = found
+    return VerifyReport(
+        ok=True,
+        events_checked=checked,
+        head=chain.hex() if position else None,
+        head_position=position if position else None,
+    )
+
+
+def _walk(
+    records: Iterator[RawRecord],
+    chain: bytes,
+    keys: KeyChecks,
+    expect: Head | tuple[None, str] | None,
+) -> VerifyReport | tuple[int, int, bytes, bytes | None]:
+    """The report at the first problem, else (events checked, the last position, its chain,
+    the chain at the expected position)."""
+    checked = position = last_time = 0
+    kept: bytes | None = None
+    early = keys.early
     try:
-        for record in log.raw_records():
-            problem = record.problem or _problem(record, chain, last_time)
+        for record in records:
+            if early and early[0].position <= record.position:
+                return _broken(checked, early[0])
+            problem = record.problem or _problem(record, chain, last_time, keys)
             if problem is not None:
-                return VerifyReport(
-                    ok=False,
-                    events_checked=checked,
-                    first_bad_position=record.position,
-                    reason=problem,
-                )
+                return _broken(checked, Problem(record.position, problem))
             assert record.chain is not None and record.recorded_at is not None
             chain = record.chain
             last_time = record.recorded_at
             checked += 1
+            position = record.position
+            if isinstance(expect, Head) and expect.position == position:
+                kept = chain
     except sqlite3.DatabaseError as e:
         if not is_damaged(e):
             raise
-        return VerifyReport(  # SQLite cannot read on: the next position is the first unread
-            ok=False,
-            events_checked=checked,
-            first_bad_position=checked + 1,
-            reason=f"the file is damaged and SQLite cannot read on ({e})",
+        return _broken(  # SQLite cannot read on: the next position is the first unread
+            checked,
+            Problem(position + 1, f"the file is damaged and SQLite cannot read on ({e})"),
         )
-    return VerifyReport(ok=True, events_checked=checked, head=chain.hex() if checked else None)
+    if early:
+        return _broken(checked, early[0])
+    return checked, position, chain, kept
 
 
-def _problem(record: RawRecord, previous: bytes, last_time: int) -> str | None:
+def _broken(checked: int, problem: Problem) -> VerifyReport:
+    return VerifyReport(
+        ok=False,
+        events_checked=checked,
+        first_bad_position=problem.position,
+        reason=problem.reason,
+    )
+
+
+def _unexpected(
+    expect: Head | tuple[None, str] | None, last: Head, kept: bytes | None
+) -> str | None:
+    """Why the chain does not hold the kept head, or None."""
+    if expect is None:
+        return None
+    if not isinstance(expect, Head):
+        if last.chain == expect[1]:
+            return None
+        return f"the head is {last}, not the kept {expect[1]} (the log was rewritten or moved on)"
+    if expect.position > last.position:
+        return (
+            f"the log ends at position {last.position}, before the kept head {expect} "
+            "(emptied, truncated or restored from an older copy)"
+        )
+    held = GENESIS.hex() if expect.position == 0 else kept.hex() if kept is not None else None
+    if held == expect.chain:
+        return None
+    return (
+        f"the chain at position {expect.position} is {held}, not the kept {expect.chain} "
+        "(the log was rewritten)"
+    )
+
+
+def _problem(record: RawRecord, previous: bytes, last_time: int, keys: KeyChecks) -> str | None:
     if record.state is None or record.stream_id is None:
         return "the event at this position is missing (its chain row remains)"
     if record.chain is None or record.recorded_at is None:
@@ -74,4 +218,20 @@ def _problem(record: RawRecord, previous: bytes, last_time: int) -> str | None:
         return "the chain hash does not match the stored event (edited, removed or reordered)"
     if record.recorded_at < last_time:
         return "recorded_at decreases at this position"
-    return None
+    return _beside(record.position, record.recorded_at, state, keys)
+
+
+def _beside(position: int, recorded_at: int, state: bytes, keys: KeyChecks) -> str | None:
+    """What disagrees with the chained record among what is read beside the chain: the time
+    index and the idempotency keys."""
+    try:
+        envelope = _envelope.decode(state)
+    except msgspec.DecodeError as e:
+        return f"the record's envelope does not decode ({e})"
+    chained = to_micros(envelope.recorded_at)
+    if chained != recorded_at:
+        return (
+            f"the time index (log_index.recorded_at) says {recorded_at} µs, but the "
+            f"record was chained as recorded at {chained} µs (edited)"
+        )
+    return keys.problem(position, recorded_at, envelope.cause)

@@ -200,23 +200,69 @@ def history(
 
 
 @cli.command()
+@click.option(
+    "--expect",
+    metavar="HEAD",
+    help="A kept head (POSITION:HEX from `apexmem head`, or HEX for the end): exit 1 "
+    "unless the chain holds it.",
+)
 @click.pass_obj
-def verify(state: State) -> None:
-    """Recompute the hash chain; exit 1 and name the first bad position if it breaks.
+def verify(state: State, expect: str | None) -> None:
+    """Recompute the hash chain, the time index and the idempotency keys; exit 1 and name
+    the first bad position if one breaks (writes are then refused: see `recover`).
 
-    Example: apexmem --db ./mem verify
+    Example: apexmem --db ./mem verify --expect 1042:9f3c...  (a head kept elsewhere)
     """
     with state.open() as memory:
-        report = memory.verify()
-    text = (
-        f"chain ok: {report.events_checked} events, head {report.head}"
-        if report.ok
-        else f"chain BROKEN at position {report.first_bad_position}: {report.reason} "
-        f"({report.events_checked} events verified before it)"
-    )
+        report = memory.verify(expect=expect)
+    if report.ok:
+        text = (
+            f"chain ok: {report.events_checked} events, head {report.head_position}:{report.head}"
+        )
+    elif report.first_bad_position is None:
+        text = f"chain does NOT hold the kept head: {report.reason}"
+    else:
+        text = (
+            f"chain BROKEN at position {report.first_bad_position}: {report.reason} "
+            f"({report.events_checked} events verified before it)"
+        )
     state.say(report, text)
     if not report.ok:
         sys.exit(1)
+
+
+@cli.command()
+@click.pass_obj
+def head(state: State) -> None:
+    """Print the chain's head: the last position and its hash (keep it to check with
+    `verify --expect`, or sign it).
+
+    Example: apexmem --db ./mem head   (prints e.g. 1042:9f3c...)
+    """
+    with state.open() as memory:
+        found = memory.head()
+    state.say(found, str(found))
+
+
+@cli.command()
+@click.option("--to", "target", required=True, metavar="NEWDIR", help="A new or empty directory.")
+@click.pass_obj
+def recover(state: State, target: str) -> None:
+    """Copy the log up to its last good position into NEWDIR, a new writable memory; the
+    damaged log stays as it is. Refused when the chain verifies.
+
+    Example: apexmem --db ./mem recover --to ./mem-recovered
+    """
+    from apexmem.damage import recover as run
+
+    with state.open() as memory:
+        done = run(memory.log, memory.directory, Path(target))
+    state.say(
+        done,
+        f"recovered positions 1..{done.kept_until} ({done.events} events) into "
+        f"{done.directory}; the chain broke at {done.first_bad_position}: {done.reason}. "
+        f"{done.source} is left as it was.",
+    )
 
 
 @cli.command()

@@ -25,7 +25,8 @@ from apexmem.events import (
 )
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.fact import FactAsserted
-from apexmem.replay.verify import verify
+from apexmem.events.timeutil import to_micros
+from apexmem.replay.verify import Head, head, parse_head, verify
 
 
 @pytest.fixture
@@ -355,3 +356,37 @@ def test_changed_since_names_the_streams_and_tags_appended_after_a_position(log:
     assert sorted(streams) == sorted([two, slot]) and len(streams) == 2
     assert tags == ["fact-asserted.v1", "facts-retrieved.v1"]
     assert nothing == ([], [])
+
+
+def test_keyed_appends_name_each_key_with_its_positions_and_time(log: Log) -> None:
+    log.append([retrieved(uuid4(), 1)])
+    keyed_append = log.append([retrieved(uuid4(), 1), retrieved(uuid4(), 1)], idempotency_key="b")
+    log.append([], idempotency_key="a", receipt=b"r")
+
+    keys = list(log.keyed_appends())
+
+    assert [k.key for k in keys] == ["a", "b"]
+    assert (keys[0].first_position, keys[0].last_position) == (None, None)
+    assert (keys[1].first_position, keys[1].last_position) == (2, 3)
+    assert keyed_append.recorded_at is not None
+    assert keys[1].recorded_at == to_micros(keyed_append.recorded_at)
+    assert verify(log).ok
+
+
+def test_the_head_is_the_last_position_and_its_chain_and_verify_checks_a_kept_one(
+    log: Log,
+) -> None:
+    assert head(log) == Head(0, bytes(32).hex())
+    log.append([retrieved(uuid4(), 1), retrieved(uuid4(), 1)])
+    kept = head(log)
+    log.append([retrieved(uuid4(), 1)])
+
+    now = head(log)
+
+    assert (kept.position, now.position) == (2, 3)
+    assert now.chain == log.chains([3])[3].hex() == verify(log).head
+    assert verify(log, expect=kept).ok
+    assert verify(log, expect=parse_head(now.chain)).ok
+    assert not verify(log, expect=parse_head(kept.chain)).ok
+    assert not verify(log, expect=Head(2, now.chain)).ok
+    assert not verify(log, expect=Head(4, now.chain)).ok

@@ -33,6 +33,7 @@ from apexmem.embedders import WordLlamaEmbedder
 from apexmem.events.errors import (
     ApexmemError,
     ConcurrencyError,
+    DiskFullError,
     IntegrityViolation,
     NotFoundError,
     ValidationError,
@@ -70,6 +71,7 @@ __all__ = [
     "ConcurrencyError",
     "Detection",
     "Disambiguator",
+    "DiskFullError",
     "Embedder",
     "EntityRef",
     "ExtractedFact",

@@ -32,7 +32,7 @@ from apexmem.domain.resolution import Disambiguator
 from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import Summarizer
 from apexmem.events.envelope import RecordedEvent
-from apexmem.events.errors import NotFoundError, ValidationError
+from apexmem.events.errors import DiskFullError, NotFoundError, ValidationError
 from apexmem.location import Location
 from apexmem.readmodels import CommunityRow, graph_stats
 from apexmem.readmodels.decay import fading_at
@@ -574,7 +574,13 @@ class Memory(View):
             return diff(self.log, connection, start, end)
 
     def _ready(self) -> None:
-        self.projections.ready()
+        try:
+            self.projections.ready()
+        except DiskFullError as e:
+            # A read needs no space: it answers from the read models as far as they were
+            # projected, and they catch up once there is room again.
+            if lag := self.projections.lag():
+                _logger.warning("readmodels.behind", lag=lag, error=str(e))
 
     # Audit -------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRec
 from apexmem.events.errors import (
     ApexmemError,
     ConcurrencyError,
+    DiskFullError,
     IntegrityViolation,
     NotFoundError,
     ValidationError,
@@ -49,6 +50,7 @@ __all__ = [
     "CommunitySummarized",
     "ConcurrencyError",
     "DecayRateSet",
+    "DiskFullError",
     "EntitiesMentioned",
     "EntityArchived",
     "EntityMerged",

@@ -12,6 +12,7 @@ from uuid import UUID
 __all__ = [
     "ApexmemError",
     "ConcurrencyError",
+    "DiskFullError",
     "IntegrityViolation",
     "NotFoundError",
     "ValidationError",
@@ -34,6 +35,13 @@ class ValidationError(ApexmemError):
 
 class ConcurrencyError(ApexmemError):
     """A stream changed between reading its state and appending to it. Nothing was written."""
+
+
+class DiskFullError(ApexmemError):
+    """The disk holding the memory has no space left; what was committed before is intact.
+
+    Free space and retry: a write retried with its idempotency key is not applied twice.
+    """
 
 
 class NotFoundError(ApexmemError):

@@ -17,6 +17,7 @@ from apexmem.events import logreads
 from apexmem.events.chain import GENESIS, links
 from apexmem.events.chainrows import chain_links, chains, copy_rows, insert_row, last_row
 from apexmem.events.checkpoint import Checkpointer
+from apexmem.events.diskfull import ReadOnlyOnFullDisk, full_disk, is_full
 from apexmem.events.envelope import (
     AppendResult,
     KeyedAppend,
@@ -69,6 +70,8 @@ class EventLog:
             self._recorder.create_table()
         except Exception as e:
             self._datastore.close()
+            if is_full(e):
+                raise full_disk(self.path, e) from e
             if is_damaged(e):
                 raise IntegrityViolation(
                     f"{self.path} is damaged and cannot be read ({e}); restore it from a copy"
@@ -138,7 +141,7 @@ class EventLog:
         """
         with self._datastore.get_connection(commit=True) as connection:
             cursor = connection.cursor()
-            _execute(cursor, "BEGIN IMMEDIATE")
+            self._begin(cursor)
             locked = LockedEventLog(self, cursor)
             try:
                 yield locked
@@ -149,10 +152,26 @@ class EventLog:
                     "a stream changed while this append was decided: another writer appended "
                     "to it first (read it again, decide again, append again)"
                 ) from e
+            except sqlite3.OperationalError as e:
+                connection.rollback()
+                if is_full(e):
+                    raise full_disk(self.path, e) from e
+                raise
             except BaseException:
                 connection.rollback()
                 raise
         self._checkpointer.committed(locked.appended)  # after the commit, outside its errors
+
+    def _begin(self, cursor: Any) -> None:
+        """Take the write lock (BEGIN IMMEDIATE), or say why it cannot be had."""
+        if isinstance(cursor.sqlite_cursor.connection, ReadOnlyOnFullDisk):
+            raise full_disk(self.path)
+        try:
+            cursor.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            if is_full(e):
+                raise full_disk(self.path, e) from e
+            raise ApexmemError(f"the event log is busy or unwritable: {e}") from e
 
     def read(
         self,
@@ -373,10 +392,3 @@ def _records(
     hashes = links(chain, zip(raw, versions, tags, states, strict=True))
     bound = blobs(streams) if ids.binary else streams
     return list(zip(bound, versions, tags, blobs(states), strict=True)), hashes
-
-
-def _execute(cursor: Any, sql: str) -> None:
-    try:
-        cursor.execute(sql)
-    except sqlite3.OperationalError as e:
-        raise ApexmemError(f"the event log is busy or unwritable: {e}") from e

@@ -16,6 +16,7 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
+from apexmem.events import diskfull
 from apexmem.events.errors import ApexmemError
 from apexmem.events.storedids import BINARY, TEXT, IdFormat, StoredIds, parse_stream
 
@@ -100,8 +101,8 @@ class _Pool(SQLiteConnectionPool):
         # a cache of one statement: the write path's few statements took turns evicting each
         # other and were compiled again every time (a third of a single-fact append).
         try:
-            raw = sqlite3.connect(
-                database=self.db_name,
+            raw = diskfull.connect(
+                self.db_name,
                 uri=True,
                 check_same_thread=False,
                 isolation_level=None,  # autocommit: transactions are begun explicitly
@@ -110,7 +111,9 @@ class _Pool(SQLiteConnectionPool):
             )
         except (sqlite3.Error, TypeError) as e:
             raise InterfaceError(e) from e
-        if not self.is_sqlite_memory_mode and not self.is_journal_mode_wal:
+        if isinstance(raw, diskfull.ReadOnlyOnFullDisk):
+            pass  # immutable: already in WAL mode, and it may not write
+        elif not self.is_sqlite_memory_mode and not self.is_journal_mode_wal:
             if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 raw.execute("PRAGMA journal_mode=WAL")
                 self.journal_mode_was_changed_to_wal = True

@@ -16,6 +16,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.schema import CreateIndex, DropIndex
 
+from apexmem.events import diskfull
+from apexmem.events.diskfull import ReadOnlyOnFullDisk, full_disk, is_full
 from apexmem.events.errors import ApexmemError
 from apexmem.events.sqlite import is_damaged
 from apexmem.readmodels import fulltext, fulltext_pg, postgres
@@ -76,6 +78,8 @@ class ReadModelStore:
         try:
             self._create()
         except Exception as e:
+            if is_full(e):
+                raise full_disk(self.path, e) from e
             if not is_damaged(e):
                 raise
             # Read models are derived: keep the damaged file for a look, start empty, and
@@ -126,12 +130,16 @@ class ReadModelStore:
         """
         try:
             with self.engine.connect() as connection:
+                if isinstance(connection.connection.driver_connection, ReadOnlyOnFullDisk):
+                    raise full_disk(self.path)
                 connection.execution_options(immediate=True)
                 with connection.begin():
                     if self.schema is not None:
                         postgres.lock_writes(connection, self.schema)
                     yield connection
         except (OperationalError, sqlite3.OperationalError) as e:  # the latter from the driver
+            if is_full(e):
+                raise full_disk(self.path, e) from e
             raise ApexmemError(
                 f"the read models in {self._where} are busy or unwritable: {e}"
             ) from e
@@ -267,15 +275,22 @@ def _engine(path: Path) -> Engine:
     # is a statement text of its own: sqlite3's default cache of 128 compiled statements
     # kept evicting them, and compiling one again costs more than many answers (~6% of a
     # recall at 10,000 facts).
-    connect_args = {"timeout": 30, "cached_statements": _STATEMENT_CACHE}
-    engine = create_engine(f"sqlite:///{path}", connect_args=connect_args)
+    def connect() -> sqlite3.Connection:
+        # Connections move between threads (the FAISS follower reads the store), as with
+        # SQLAlchemy's own pysqlite connect, which a creator bypasses.
+        return diskfull.connect(
+            path, timeout=30, cached_statements=_STATEMENT_CACHE, check_same_thread=False
+        )
+
+    engine = create_engine(f"sqlite:///{path}", creator=connect)
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy's begin() emit BEGIN itself (pysqlite's own handling is off).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        if not isinstance(dbapi_connection, ReadOnlyOnFullDisk):  # immutable: no changes
+            cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA cache_size=-65536")
         # Checkpoint the WAL every ~40 MB, not every 4 MB: a catch-up commits a batch every

@@ -40,6 +40,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from apexmem.domain.embedding import Vectors
+from apexmem.events.diskfull import full_disk, is_full
 from apexmem.projections.vectors import KINDS, Kind
 from apexmem.readmodels.ports import ReadModels
 from apexmem.readmodels.store import tracked_position
@@ -289,6 +290,10 @@ class VectorIndex:
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temporary, self.path)
+        except OSError as e:
+            if is_full(e):  # the file saved before is whole: it was replaced only once written
+                raise full_disk(self.path, e) from e
+            raise
         finally:
             temporary.unlink(missing_ok=True)
         self._saved = (self._position, self._watermark)

@@ -20,7 +20,7 @@ import msgspec
 
 from apexmem.events.base import Event
 from apexmem.events.envelope import AppendResult, NewEvent, RecordedEvent
-from apexmem.events.errors import ApexmemError, ConcurrencyError
+from apexmem.events.errors import ApexmemError, ConcurrencyError, DiskFullError
 from apexmem.events.policy import FactsRetrieved
 from apexmem.events.ports import LockedLog, Log
 from apexmem.service.logs import get_logger
@@ -148,7 +148,13 @@ class Pipeline:
         and appends while this memory's lock and the log's write lock are held."""
         self.refuse_if_read_only()
         done = self._tries(kind, prepare)
-        self._project()
+        try:
+            self._project()
+        except ApexmemError as e:
+            # The append is committed: its answer stands. The read models catch up at the
+            # next read or write that can project (a full disk, say, once space is freed).
+            _logger.warning("projection.failed", kind=kind, error=str(e))
+            return done
         for policy in self._policies:
             if kind in policy.after:
                 policy()
@@ -203,7 +209,10 @@ class Pipeline:
     def flush_usage(self) -> None:
         """Write the usage held so far (an operation of its own, kind "usage")."""
         if self.read_only is None and self._usage:
-            self.run("usage", lambda _: _Nothing())
+            try:
+                self.run("usage", lambda _: _Nothing())
+            except DiskFullError as e:  # kept: it rides along the next append that fits
+                _logger.warning("usage.not_recorded", recalls=len(self._usage), error=str(e))
 
 
 class _Nothing:

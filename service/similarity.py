@@ -10,7 +10,7 @@ import msgspec
 from sqlalchemy import Connection
 
 from apexmem.domain.embedding import Embedder
-from apexmem.events.errors import ApexmemError, ValidationError
+from apexmem.events.errors import ApexmemError, DiskFullError, ValidationError
 from apexmem.projections.vectors import KINDS, Kind
 from apexmem.readmodels.moment import NOW, Lens, Moment
 from apexmem.readmodels.recall import visible_facts, visible_messages
@@ -81,7 +81,12 @@ class Similarity:
 
     def close(self) -> None:
         """Save the index file if it moved since it was loaded or last saved."""
-        if self.index.save():
+        try:
+            saved = self.index.save()
+        except DiskFullError as e:  # a cache: the next open brings the file saved before up
+            _logger.warning("vectors.not_saved", path=str(self.index.path), error=str(e))
+            return
+        if saved:
             _logger.debug("vectors.saved", path=str(self.index.path))
 
 

@@ -9,7 +9,7 @@ from typing import Final
 import msgspec
 
 from apexmem.domain.commands import Command, decode_command
-from apexmem.events.errors import ApexmemError, ValidationError
+from apexmem.events.errors import ApexmemError, DiskFullError, ValidationError
 from apexmem.memory import Memory
 
 __all__ = ["IngestReport", "LineError", "ingest"]
@@ -77,6 +77,8 @@ def _apply(memory: Memory, chunk: list[tuple[int, Command]], report: IngestRepor
         try:
             memory.execute([command])
             report.applied += 1
+        except DiskFullError as e:  # every line after it would fail alike
+            raise DiskFullError(f"stopped at line {number}, not applied: {e}") from e
         except ApexmemError as e:
             report.failed.append(LineError(number, str(e)))
     report.failed.sort(key=lambda f: f.line)

@@ -1,7 +1,9 @@
-"""The built-in extractor: speakers, capitalized names and known names; co-mentions as facts.
+"""The built-in extractor: speakers, names, first-person statements as typed facts, co-mentions.
 
 Deterministic and small, so it runs without a model: it finds what a careful reader finds
-first and claims little about it. Plug a model in through the `Extractor` protocol for more.
+first ("I live in Lisbon": the speaker lives in Lisbon; see `domain.statements`) and claims
+little about the rest (two names in one message were mentioned together). Plug a model in
+through the `Extractor` protocol for more.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from apexmem.domain.extraction import (
     Utterance,
 )
 from apexmem.domain.names import MIN_NAME_BYTES, display_name, normalize
+from apexmem.domain.recall.evidence import CO_MENTION_RELATION
+from apexmem.domain.statements import statements
 
 __all__ = ["CO_MENTION_CONFIDENCE", "CO_MENTION_RELATION", "HeuristicExtractor"]
 
-CO_MENTION_RELATION: Final = "mentioned_with"
 CO_MENTION_CONFIDENCE: Final = 0.3
 """Low: two names in one message say little about how they are related."""
 
@@ -88,18 +91,29 @@ class HeuristicExtractor:
       semantic, confidence 0.3, at most 15 per message.
     """
 
-    name: Final = "heuristic.v1"
+    name: Final = "heuristic.v2"
 
     def extract(self, message: Utterance, known: Mapping[str, KnownName]) -> Extraction:
-        """The speaker, the names of the text, and a co-mention fact per pair of them."""
+        """The speaker, the names of the text, what the speaker says of themselves, and a
+        co-mention fact per pair of names."""
         mentions: dict[tuple[str, str], Mention] = {}
         speaker = _speaker(message.speaker_name(), known)
+        stated: list[ExtractedFact] = []
         if speaker is not None:
             mentions[_key(speaker)] = speaker
+            stated = statements(speaker, message.text, message.at, known)
+        for fact in stated:
+            if fact.object is not None:
+                mentions.setdefault(_key(fact.object), fact.object)
+        named = {normalize(m.name) for m in mentions.values()}
         for mention in _names(message.text, known):
-            mentions.setdefault(_key(mention), mention)
+            if normalize(mention.name) not in named:  # "Lisbon" the place, not a concept too
+                mentions.setdefault(_key(mention), mention)
         chosen = list(mentions.values())[:MAX_MENTIONS_PER_MESSAGE]
-        return Extraction(tuple(chosen), _co_mentions(chosen))
+        kept = {_key(m) for m in chosen}
+        typed = [f for f in stated if f.object is None or _key(f.object) in kept]
+        co_mentions = _co_mentions(chosen)[: max(0, MAX_FACTS_PER_MESSAGE - len(typed))]
+        return Extraction(tuple(chosen), (*typed[:MAX_FACTS_PER_MESSAGE], *co_mentions))
 
 
 def _key(mention: Mention) -> tuple[str, str]:

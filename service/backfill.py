@@ -401,7 +401,8 @@ def _assertions(actor: str, reading: _Reading, ids: dict[_Key, UUID]) -> list[As
             "fact": fact.fact,
             "confidence": fact.confidence,
             "valid_from": fact.valid_from or message.at,
-            "observed_at": message.at,
+            # No observed_at: decay counts from when the memory learned the fact (now), not
+            # from when it was said, so a backfilled old conversation is not born faded.
             "episode": message.conversation,
             "ref": message.ref or f"message:{message.message_id}",
             "actor": actor,

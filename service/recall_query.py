@@ -30,6 +30,8 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
     mode: Mode
     moment: Moment = NOW
     include_faded: bool = False
+    include_co_mentions: bool = False
+    """Show co-mention facts ("A and B were mentioned together"), left out by default."""
 
     @classmethod
     def of(
@@ -43,6 +45,7 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
         mode: str | None = None,
         moment: Moment = NOW,
         include_faded: bool = False,
+        include_co_mentions: bool = False,
     ) -> RecallQuery:
         """The query asked, each argument checked, defaults from `[memory.graph]`:
         recall_limit, the mode's max_hops and spreading_activation.enabled for the mode."""
@@ -64,6 +67,7 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
             mode=chosen,
             moment=moment,
             include_faded=include_faded,
+            include_co_mentions=include_co_mentions,
         )
 
 

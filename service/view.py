@@ -160,6 +160,7 @@ class View:
         edge_types: Sequence[str] | None = None,
         mode: str | None = None,
         include_faded: bool = False,
+        include_co_mentions: bool = False,
     ) -> Recall:
         """The facts and messages that best answer `query`, inside the view's state.
 
@@ -178,6 +179,7 @@ class View:
             mode=mode,
             moment=self.moment,
             include_faded=include_faded,
+            include_co_mentions=include_co_mentions,
         )
         return self._view_recaller.recall(asked)
 

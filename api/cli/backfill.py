@@ -25,7 +25,9 @@ def backfill(state: State, *, limit: int | None) -> None:
     The built-in heuristic extractor makes each speaker a person, takes capitalized names
     and names the memory already knows as mentions, and asserts a low-confidence
     `mentioned_with` fact for every two entities of a message. Messages the
-    prompt-injection check flags are skipped (stored, never extracted). Every verdict is
+    prompt-injection check flags are skipped (stored, never extracted). With
+    `[memory.graph] extract_model` set, a chat model reads them instead; with
+    `[memory.graph.rpe] enabled`, turns that say little new are skipped. Every verdict is
     an event, so running it again reads nothing new.
 
     Example: apexmem backfill --limit 500
@@ -35,7 +37,8 @@ def backfill(state: State, *, limit: int | None) -> None:
     state.say(
         report,
         f"read {report.messages} messages ({report.extractor}): "
-        f"{report.skipped} skipped as prompt injection, {report.failed} failed, "
+        f"{report.skipped} skipped as prompt injection, "
+        f"{report.gated} skipped as unsurprising (RPE gate), {report.failed} failed, "
         f"{report.entities} entity mentions, {report.facts} facts asserted; "
         f"{report.pending} messages left to read",
     )

@@ -45,7 +45,7 @@ def test_backfill_reads_each_message_once_skips_injections_and_reports_counts(
 
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout) == {
-        "extractor": "heuristic.v1",
+        "extractor": "heuristic.v2",
         "messages": 2,
         "skipped": 1,
         "failed": 0,
@@ -54,12 +54,12 @@ def test_backfill_reads_each_message_once_skips_injections_and_reports_counts(
         "pending": 1,
     }
     assert rest.returncode == 0, rest.stderr
-    assert "read 1 messages (heuristic.v1)" in rest.stdout
+    assert "read 1 messages (heuristic.v2)" in rest.stdout
     assert "0 messages left to read" in rest.stdout
     assert json.loads(again.stdout)["messages"] == 0
     assert [e["conversation"] for e in json.loads(episodes.stdout)] == ["conv-1", "conv-2"]
     rows = json.loads(facts.stdout)
-    assert {(f["relation"], f["actor"]) for f in rows} == {("mentioned_with", "heuristic.v1")}
+    assert {(f["relation"], f["actor"]) for f in rows} == {("mentioned_with", "heuristic.v2")}
     assert {f["object"] if f["subject"] == "Bob Stone" else f["subject"] for f in rows} == {
         "Caroline",
         "Paris",

@@ -71,7 +71,8 @@ def _memory(said: list[tuple[str, str, str]]) -> Iterator[Memory]:
 
 
 def _recorded(memory: Memory) -> dict[str, Any]:
-    """What extraction leaves in the read models, without positions and transaction times."""
+    """What extraction leaves in the read models, without positions and transaction times
+    (a fact's observed_at is when the memory learned it: when that piece ran)."""
     with memory.store.read() as connection:
         return {
             "entities": sorted(
@@ -100,7 +101,6 @@ def _recorded(memory: Memory) -> dict[str, Any]:
                         facts.c.object_id,
                         facts.c.confidence,
                         facts.c.valid_from,
-                        facts.c.observed_at,
                         facts.c.ref,
                         facts.c.episode,
                     ).where(facts.c.expired_at.is_(None))

@@ -66,7 +66,7 @@ def test_a_backfill_makes_speakers_persons_and_asserts_co_mentions_from_the_mess
     report = memory.backfill()
 
     assert (report.messages, report.skipped, report.entities) == (1, 0, 3)
-    assert report.facts == 3 and report.pending == 0 and report.extractor == "heuristic.v1"
+    assert report.facts == 3 and report.pending == 0 and report.extractor == "heuristic.v2"
     [caroline] = memory.entities("Caroline")
     assert caroline.entity_type == "person"
     facts = memory.facts_about("Bob Stone")
@@ -76,7 +76,7 @@ def test_a_backfill_makes_speakers_persons_and_asserts_co_mentions_from_the_mess
     ]
     fact = facts[0]
     assert (fact.relation, fact.edge_type, fact.confidence) == ("mentioned_with", "semantic", 0.3)
-    assert (fact.episode, fact.ref, fact.actor) == ("conv-1", "msg-7", "heuristic.v1")
+    assert (fact.episode, fact.ref, fact.actor) == ("conv-1", "msg-7", "heuristic.v2")
     [verdict] = [e.data for e in memory.events(tags=["message-extracted.v1"])]
     assert isinstance(verdict, MessageExtracted)
     assert verdict.message_id == said.message_id

@@ -469,6 +469,7 @@ class Memory(View):
         valid_at: TimeArg = None,
         known_at: TimeArg = None,
         include_faded: bool = False,
+        include_co_mentions: bool = False,
     ) -> Recall:
         """The facts and messages that best answer `query`, best first, each with why and whence.
 
@@ -480,7 +481,8 @@ class Memory(View):
         spreading_activation.max_hops for the activation), and spreading_activation.enabled
         for the mode. Each recall records which facts it
         returned (one usage event; `[memory.recall] record_usage`). Faded facts (confidence
-        decayed under 0.1 by `known_at`, else now) are left out unless `include_faded`.
+        decayed under 0.1 by `known_at`, else now) are left out unless `include_faded`;
+        co-mention facts (`mentioned_with`) unless `include_co_mentions`.
         """
         found = self.as_of(valid_at=valid_at, known_at=known_at).recall(
             query,
@@ -489,6 +491,7 @@ class Memory(View):
             edge_types=edge_types,
             mode=mode,
             include_faded=include_faded,
+            include_co_mentions=include_co_mentions,
         )
         self._note_usage(found)
         return found

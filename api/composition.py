@@ -24,6 +24,7 @@ from apexmem.readmodels import ReadModelStore
 from apexmem.replay.leadership import AdvisoryLease, FileLease, Lease
 from apexmem.replay.projections import Projections
 from apexmem.service.backfill import Backfill, speaker_roles
+from apexmem.service.conversation import Conversations
 from apexmem.service.eviction import Eviction
 from apexmem.service.linking import NoteLinker
 from apexmem.service.logs import get_logger
@@ -93,6 +94,7 @@ class Services:
             gate = Gate(graph.rpe, projections.embedder, store)
         self.backfill = Backfill(pipeline, writer, store=store, ready=ready, roles=roles, gate=gate)
         self.backfill.extractor = extractor_for(graph)
+        self.conversations = Conversations(writer, self.backfill, store=store)
 
 
 def compose(

@@ -44,6 +44,7 @@ from apexmem.replay.verify import Head, VerifyReport, head, parse_head, verify
 from apexmem.service import audit
 from apexmem.service.arguments import REQUIRED, fact_commands, given, in_batch
 from apexmem.service.backfill import BackfillReport
+from apexmem.service.conversation import AddedMessages
 from apexmem.service.eviction import EvictionReport
 from apexmem.service.linking import Linking
 from apexmem.service.logs import get_logger
@@ -168,6 +169,7 @@ class Memory(View):
 
     def close(self) -> None:
         """Record pending usage, save the vector index if it moved, close every connection."""
+        self._services.conversations.close()  # the background extraction stops first
         self._pipeline.flush_usage()
         if self.similarity is not None:
             self.similarity.close()
@@ -306,6 +308,26 @@ class Memory(View):
             "actor": actor,
         }
         return self._command(RetractFact, fields, RetractRef)
+
+    def add_messages(
+        self,
+        *,
+        episode: str = REQUIRED,
+        messages: Sequence[Mapping[str, Any]] = REQUIRED,
+        extract: bool = True,
+    ) -> AddedMessages:
+        """Append a conversation's messages (`speaker`/`role`, `text`/`content`, optional
+        `at`, `ref`) to `episode` in one atomic write; with `extract`, the extractor reads
+        them in the background (`extract_pending` waits for it). See
+        `service.conversation`."""
+        missing = [n for n, v in (("episode", episode), ("messages", messages)) if v is REQUIRED]
+        if missing:
+            raise ValidationError(missing[0], None, "is required")
+        return self._services.conversations.add_messages(episode, messages, extract=extract)
+
+    def extract_pending(self) -> BackfillReport:
+        """Extract every message no extractor has read yet, and return what was found."""
+        return self._services.conversations.extract_pending()
 
     def record_message(
         self,

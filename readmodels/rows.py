@@ -124,6 +124,9 @@ class GraphStats(msgspec.Struct, frozen=True, kw_only=True):
     """Entities archived by eviction."""
     gated_messages: int = 0
     """Messages the RPE gate skipped as saying little new (`[memory.graph.rpe]`)."""
+    unextracted_messages: int = 0
+    """Messages no extractor has read yet (`add_messages` reads them in the background;
+    `extract_pending` or `apexmem backfill` waits for them)."""
 
 
 class EntityHit(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,6 +7,7 @@ from sqlalchemy import Connection, func, not_, select
 from apexmem.readmodels.communities import community_count
 from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.eviction import archived_counts
+from apexmem.readmodels.extraction import pending_count
 from apexmem.readmodels.rows import GraphStats
 from apexmem.readmodels.store import tracked_position
 from apexmem.readmodels.tables import (
@@ -56,4 +57,5 @@ def graph_stats(connection: Connection, *, fading: Fading | None = None) -> Grap
         gated_messages=count(
             select(func.count()).select_from(extractions).where(extractions.c.surprise.isnot(None))
         ),
+        unextracted_messages=pending_count(connection),
     )

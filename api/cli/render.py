@@ -275,6 +275,7 @@ def stats_table(stats: MemoryStats) -> Table:
         ("archived fact versions", graph.archived_facts),
         ("archived entities", graph.archived_entities),
         ("messages skipped as unsurprising", graph.gated_messages),
+        ("messages waiting for extraction", graph.unextracted_messages),
     )
     for name, value in rows:
         table.add_row(name, f"{value:,}")

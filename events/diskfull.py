@@ -16,7 +16,11 @@ from typing import Any, Final
 
 from apexmem.events.errors import DiskFullError
 
-__all__ = ["ReadOnlyOnFullDisk", "connect", "full_disk", "is_full"]
+__all__ = ["RECHECK_SECS", "ReadOnlyOnFullDisk", "connect", "full_disk", "is_full"]
+
+RECHECK_SECS: Final = 1.0
+"""How long a `ReadOnlyOnFullDisk` connection serves before the disk is tried again: being
+immutable, it sees no write made after it opened (another process's, or once space is back)."""
 
 _FULL_CODES: Final = frozenset(
     {

@@ -119,7 +119,10 @@ class _Pool(SQLiteConnectionPool):
                 self.journal_mode_was_changed_to_wal = True
             self.is_journal_mode_wal = True
         raw.row_factory = sqlite3.Row
-        connection = SQLiteConnection(sqlite_conn=raw, max_age=self.max_age)
+        full = isinstance(raw, diskfull.ReadOnlyOnFullDisk)
+        connection = SQLiteConnection(
+            sqlite_conn=raw, max_age=diskfull.RECHECK_SECS if full else self.max_age
+        )
         cursor = connection.cursor()
         # NORMAL in WAL mode loses no committed transaction on a process crash, only on power
         # loss; FULL syncs every commit (the `synchronous = "FULL"` setting).

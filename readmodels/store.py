@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -13,7 +14,7 @@ from typing import Any, Final
 
 from sqlalchemy import Connection, bindparam, create_engine, event, insert, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.schema import CreateIndex, DropIndex
 
 from apexmem.events import diskfull
@@ -285,7 +286,8 @@ def _engine(path: Path) -> Engine:
     engine = create_engine(f"sqlite:///{path}", creator=connect)
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_connection: Any, _record: Any) -> None:
+    def _connect(dbapi_connection: Any, record: Any) -> None:
+        record.info["opened"] = time.monotonic()
         # Let SQLAlchemy's begin() emit BEGIN itself (pysqlite's own handling is off).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -302,6 +304,15 @@ def _engine(path: Path) -> Engine:
         except sqlite3.OperationalError:  # an SQLite built without its math functions
             dbapi_connection.create_function("exp", 1, math.exp, deterministic=True)
         cursor.close()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        opened = record.info.get("opened", 0.0)
+        if (
+            isinstance(dbapi_connection, ReadOnlyOnFullDisk)
+            and time.monotonic() - opened > diskfull.RECHECK_SECS
+        ):  # the pool opens another in its place, on a disk that may have room again
+            raise DisconnectionError("opened read-only on a full disk")
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:

@@ -4,6 +4,7 @@ and reads need no space."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, MutableMapping
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from small_disk import fill, small_disk
 from structlog.testing import capture_logs
 
 from apexmem import DiskFullError, FactRef, HashingEmbedder, Memory
+from apexmem.events.diskfull import RECHECK_SECS
 from apexmem.service import pipeline
 
 
@@ -49,6 +51,10 @@ def _bob(memory: Memory, idempotency_key: str | None = None) -> FactRef:
         object_type="organization",
         idempotency_key=idempotency_key,
     )
+
+
+def _carol(memory: Memory) -> FactRef:
+    return memory.assert_fact(subject="Carol", relation="likes", object="tea")
 
 
 def _alice(memory: Memory) -> None:
@@ -135,7 +141,7 @@ def test_a_memory_opened_on_a_full_disk_answers_reads_and_refuses_writes(
         history = memory.history(entity="Alice", entity_type="person")
         recalled = memory.recall("Where does Bob work?")
         with pytest.raises(DiskFullError, match=f"the disk holding {directory} is full"):
-            memory.assert_fact(subject="Carol", relation="likes", object="tea")
+            _carol(memory)
 
     assert report.ok
     assert report.events_checked == stats.events > 0
@@ -143,3 +149,24 @@ def test_a_memory_opened_on_a_full_disk_answers_reads_and_refuses_writes(
     assert [f.object for f in facts] == ["Globex"]
     assert history
     assert any(h.kind == "fact" for h in recalled)
+
+
+def test_a_memory_opened_on_a_full_disk_takes_writes_once_space_is_freed(
+    disk: Path, clock: Callable[[], datetime]
+) -> None:
+    directory = disk / "mem"
+    with _open(directory, clock) as memory:
+        _alice(memory)
+    filler = fill(disk)
+
+    with Memory.open(directory, create=False, clock=clock, embedder=HashingEmbedder()) as memory:
+        with pytest.raises(DiskFullError):
+            _carol(memory)
+        filler.unlink()
+        # Its read-only connections see no later write: they are replaced after RECHECK_SECS.
+        time.sleep(RECHECK_SECS * 1.5)
+        written = _carol(memory)
+        facts = memory.facts_about("Carol")
+
+    assert written.outcome == "created"
+    assert [f.object for f in facts] == ["tea"]

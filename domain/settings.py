@@ -141,9 +141,10 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
 class ProjectionSettings(_Section, frozen=True, kw_only=True):
     """`[memory.projection]`: how the read models follow the log."""
 
-    inline: bool = True
+    inline: bool | None = None
     """Project after every write and before every query (read your own writes); turn off
-    when `apexmem project --follow` runs as its own process."""
+    when `apexmem project --follow` runs as its own process. Unset, it is on, except for
+    `apexmem serve` and `apexmem mcp` on PostgreSQL, which leave projection to followers."""
     batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 5_000
     """Events applied per read-model transaction."""
 

@@ -172,7 +172,7 @@ def mcp_command(state: State, *, db: str | None, transport: str, host: str, port
         import uvicorn
 
         from apexmem.mcp_server import http_app, run_stdio
-        from apexmem.server.config import resolve_token
+        from apexmem.server.config import resolve_token, served
         from apexmem.server.tenants import Tenants
     except ImportError as e:
         raise ApexmemError(
@@ -180,7 +180,7 @@ def mcp_command(state: State, *, db: str | None, transport: str, host: str, port
         ) from e
     location = _served(state.location(db))
     if transport == "stdio":
-        tenants = Tenants(single=location)
+        tenants = Tenants(single=location, opener=served)
         tenant = tenants.get()
         assert tenant is not None
         try:
@@ -191,7 +191,7 @@ def mcp_command(state: State, *, db: str | None, transport: str, host: str, port
     token, made_up = resolve_token(location.directory, host)
     if made_up:
         click.echo(f"no token configured; this run's token is {token}", err=True)
-    tenants = Tenants(single=location, token=token)
+    tenants = Tenants(single=location, token=token, opener=served)
     click.echo(f"apexmem MCP at http://{host}:{port}/mcp", err=True)
     try:
         uvicorn.run(http_app(tenants, host=host), host=host, port=port, log_level="warning")

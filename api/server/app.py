@@ -15,7 +15,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from apexmem.location import is_url, locate
 from apexmem.server.auth import BearerGuard
-from apexmem.server.config import DEFAULT_MAX_BODY_BYTES, ServeConfig
+from apexmem.server.config import DEFAULT_MAX_BODY_BYTES, ServeConfig, served
 from apexmem.server.errors import exception_handlers
 from apexmem.server.routes import MemoryApi
 from apexmem.server.tenants import Tenants
@@ -65,9 +65,9 @@ def tenants_for(config: ServeConfig) -> Tenants:
     """The memories one `apexmem serve` reaches."""
     if config.tenants is not None:
         database = config.db if config.db is not None and is_url(config.db) else None
-        return Tenants(root=Path(config.tenants), database=database)
+        return Tenants(root=Path(config.tenants), database=database, opener=served)
     assert config.db is not None
-    return Tenants(single=locate(config.db), token=config.token)
+    return Tenants(single=locate(config.db), token=config.token, opener=served)
 
 
 def from_environment() -> BearerGuard:

@@ -7,13 +7,17 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from apexmem.config import load_settings
 from apexmem.domain.settings import TOKEN_PATTERN
 from apexmem.events.errors import ApexmemError, ValidationError
+from apexmem.location import Location
+
+if TYPE_CHECKING:
+    from apexmem.memory import Memory
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -21,6 +25,7 @@ __all__ = [
     "ServeConfig",
     "is_loopback",
     "resolve_token",
+    "served",
 ]
 
 DEFAULT_MAX_BODY_BYTES: Final = 1_048_576
@@ -40,6 +45,21 @@ class ServeConfig(msgspec.Struct, frozen=True, kw_only=True):
     token: str | None = None
     """The bearer token (single memory only); see `resolve_token`."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+
+def served(location: Location) -> Memory:
+    """Open a memory to serve: as `Memory.open`, except that on PostgreSQL an unset
+    `[memory.projection] inline` is off (servers leave projection to `project --follow`)."""
+    from apexmem.memory import Memory
+
+    settings = load_settings(location.directory)
+    projection = settings.memory.projection
+    if location.on_postgres and projection.inline is None:
+        memory = msgspec.structs.replace(
+            settings.memory, projection=msgspec.structs.replace(projection, inline=False)
+        )
+        settings = msgspec.structs.replace(settings, memory=memory)
+    return Memory.open(location, settings=settings)
 
 
 def is_loopback(host: str) -> bool:

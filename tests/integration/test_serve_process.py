@@ -45,19 +45,20 @@ def make_memory(tmp_path: Path) -> Path:
 
 
 @contextmanager
-def running(*args: str, ready: str, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """The CLI with `args` in its own process until `ready` answers; stopped with SIGINT.
-
-    Its stderr goes to `log`.
+def running(
+    *args: str, ready: str | None, log: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The CLI with `args` in its own process until `ready` answers (not waited for when
+    None); stopped with SIGINT. `env` adds to the environment; its stderr goes to `log`.
     """
-    env = {**os.environ, "APEXMEM_TOKEN": TOKEN}
+    env = {**os.environ, "APEXMEM_TOKEN": TOKEN, **(env or {})}
     with log.open("wb") as errors:
         process = subprocess.Popen(
             [*CLI, *args], env=env, stdin=subprocess.DEVNULL, stdout=errors, stderr=errors
         )
     try:
-        deadline = time.monotonic() + 60
-        while True:
+        deadline = time.monotonic() + 180  # a loaded 2-core machine starts workers slowly
+        while ready is not None:
             assert process.poll() is None, log.read_text(encoding="utf-8")
             try:
                 httpx.get(ready, headers=AUTH, timeout=1)

@@ -122,6 +122,8 @@ def compose(
     if vectors.enabled:
         chosen = embedder if embedder is not None else embedder_for(vectors)
     projections = Projections(log, store, settings, embedder=chosen, on_discarded=_discarded)
+    if projections.reprojected is not None:  # a log restored from a copy, emptied, replaced
+        _logger.warning("readmodels.other_log", reason=projections.reprojected, rebuilding=True)
     similarity = Similarity(projections) if vectors.enabled else None
     pipeline = Pipeline(
         log,

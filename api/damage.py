@@ -47,10 +47,11 @@ class Recovery(msgspec.Struct, frozen=True, kw_only=True):
     head: str | None
 
 
-def refusal(position: int, reason: str, directory: Path) -> str:
+def refusal(position: int | None, reason: str, directory: Path) -> str:
     """Why writes are refused, with the way out."""
+    where = "an unknown position" if position is None else f"position {position}"
     return (
-        f"its log's chain breaks at position {position} ({reason}); writes are refused until "
+        f"its log's chain breaks at {where} ({reason}); writes are refused until "
         f"it is recovered: apexmem --db {directory} recover --to NEWDIR (README: Recovering "
         "a damaged log)"
     )
@@ -60,12 +61,13 @@ def found(directory: Path, log: Log) -> str | None:
     """Why this memory must refuse writes (a marker left by verify, or a chain whose end
     does not verify), told as a warning; None when neither. Cheap: the tail only."""
     marker = directory / DAMAGE_FILE
+    position: int | None
     if marker.exists():
         info = json.loads(marker.read_text(encoding="utf-8"))
         position, reason = int(info["position"]), str(info["reason"])
     else:
         tail = verify_tail(log)
-        if tail.ok or tail.first_bad_position is None:
+        if tail.ok:
             return None
         position, reason = tail.first_bad_position, str(tail.reason)
     _logger.warning("log.damaged", directory=str(directory), position=position, reason=reason)

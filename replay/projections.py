@@ -15,7 +15,9 @@ from apexmem.domain.settings import Settings
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.errors import ApexmemError
 from apexmem.events.ports import Log
+from apexmem.events.sqlite import is_damaged
 from apexmem.readmodels.ports import ReadModels
+from apexmem.readmodels.sources import chain_at, forget_chains, sources_metadata
 from apexmem.readmodels.store import tracked_position
 from apexmem.readmodels.vector_index import VectorIndex
 from apexmem.readmodels.vectors import (
@@ -83,6 +85,46 @@ class Projections:
             )
             self._forget_other_models(embedder.name)
         self._runners: Final = [r for r in (self.graph, self.vectors) if r is not None]
+        sources_metadata.create_all(store.engine)
+        self.reprojected: str | None = self.follow_log()
+        """Why the read models were dropped on opening, to project again (another log's)."""
+
+    def from_other_log(self) -> str | None:
+        """Why the read models cannot have been projected from this log (a projection past
+        its end, or a chain hash at a tracked position that is not the log's), or None.
+
+        A log restored from an older copy, emptied or replaced is told apart so; read
+        models projected before the chain hashes were recorded are checked for the end only.
+        """
+        last = self._log.last_position()
+        with self.store.read() as connection:
+            for runner in self._runners:
+                name = runner.projection.name
+                position = tracked_position(connection, name)
+                if position > last:
+                    return f"{name} is at position {position}, past the log's end ({last})"
+                noted = chain_at(connection, name)
+                if not position or noted is None or noted[0] != position:
+                    continue
+                if self._log.chains([position]).get(position) != noted[1]:
+                    return (
+                        f"the log's chain hash at position {position} is not the one {name} "
+                        "was projected from"
+                    )
+        return None
+
+    def follow_log(self) -> str | None:
+        """Drop the read models when they were projected from another log (see
+        `from_other_log`), to be projected again; why, or None."""
+        try:
+            why = self.from_other_log()
+        except Exception as e:  # eventsourcing wraps SQLite's error
+            if not is_damaged(e):
+                raise
+            return None  # a log SQLite cannot read: `verify` and the writes say so
+        if why is not None:
+            self.drop()
+        return why
 
     def ready(self) -> None:
         """After a write and before a read, when projection is inline: every projection to
@@ -101,7 +143,8 @@ class Projections:
 
     def catch_up(self, *, progress: Progress | None = None) -> CatchUp:
         """Every projection to the log's head, the FAISS index built and saved; what the
-        graph did."""
+        graph did. Read models of another log are dropped first (`follow_log`)."""
+        self.reprojected = self.follow_log() or self.reprojected
         done = self.graph.catch_up(progress=progress)
         if self.vectors is not None:
             self.catch_up_vectors()
@@ -181,6 +224,7 @@ class Projections:
             if caught_up is not None:
                 caught_up(vectors.projection.name, reached.position)
 
+        self.reprojected = self.follow_log() or self.reprojected
         if self.vectors is not None:  # vectors behind a graph that is not
             self.vectors.catch_up()
         self.graph.follow(should_stop=should_stop, progress=progress, on_batch=batch)
@@ -190,6 +234,7 @@ class Projections:
         """Drop every read model (graph and vectors) and its position; the index file too."""
         with self.store.write() as connection:
             self.store.reset(connection)
+            forget_chains(connection)
             if self.vectors is not None:
                 reset_vector_items(connection)
         for runner in self._runners:

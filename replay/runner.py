@@ -15,6 +15,7 @@ from apexmem.events.ports import Log
 from apexmem.projections.graph import Change, project
 from apexmem.readmodels.apply import apply_changes
 from apexmem.readmodels.ports import ReadModels
+from apexmem.readmodels.sources import note_chain
 from apexmem.readmodels.store import set_position, tracked_position
 from apexmem.readmodels.tables import GRAPH
 
@@ -174,6 +175,9 @@ class Runner:
             # last event read are gaps or events of other tags, not events still to come.
             reached = events[-1].position if len(events) == self._batch_size else target
             set_position(connection, self.projection.name, reached)
+            note_chain(
+                connection, self.projection.name, reached, self._log.chains([reached]).get(reached)
+            )
         self._seen = reached
         return reached, len(events)
 
@@ -275,6 +279,7 @@ def _apply_together(runners: Sequence[Runner], until: int) -> bool:
             return False
         lowest = min(positions)
         events = list(log.read(start=lowest + 1, stop=until)) if lowest < until else []
+        chain = log.chains([until]).get(until)
         for runner, position in zip(runners, positions, strict=True):
             if position < until:
                 tags = runner.projection.tags
@@ -284,6 +289,7 @@ def _apply_together(runners: Sequence[Runner], until: int) -> bool:
                 except Exception as error:
                     raise _ApplyFailed(runner.projection.name) from error
                 set_position(connection, runner.projection.name, until)
+                note_chain(connection, runner.projection.name, until, chain)
     for runner in runners:
         runner._seen = until
     return True

@@ -91,11 +91,19 @@ def verify(log: Log, *, expect: Head | tuple[None, str] | None = None) -> Verify
     `expect` (from `parse_head`) also fails the check unless the chain holds that hash at
     that position (or, for a bare hash, at its end): a log rewritten whole is found so.
     """
-    keys = KeyChecks(log.keyed_appends())
+    unread: str | None = None
+    try:
+        keys = KeyChecks(log.keyed_appends())
+    except Exception as e:  # eventsourcing wraps SQLite's error
+        if not is_damaged(e):
+            raise
+        keys, unread = KeyChecks(()), f"the idempotency keys are damaged and unreadable ({e})"
     found = _walk(log.raw_records(), GENESIS, keys, expect)
     if isinstance(found, VerifyReport):
         return found
     checked, position, chain, kept = found
+    if unread is not None:
+        return VerifyReport(ok=False, events_checked=checked, reason=unread)
     problem = keys.beyond(position)
     if problem is not None:
         return _broken(checked, problem)
@@ -114,9 +122,18 @@ def verify(log: Log, *, expect: Head | tuple[None, str] | None = None) -> Verify
 def verify_tail(log: Log, *, count: int = TAIL) -> VerifyReport:
     """Recompute the chain over the last `count` positions only, from the hash stored before
     them: cheap enough for every open, and it finds damage at the end, where writes go on."""
-    last = log.last_position()
-    start = max(1, last - count + 1)
-    previous = GENESIS if start == 1 else log.chains([start - 1]).get(start - 1)
+    try:
+        last = log.last_position()
+        start = max(1, last - count + 1)
+        previous = GENESIS if start == 1 else log.chains([start - 1]).get(start - 1)
+    except Exception as e:  # eventsourcing wraps SQLite's error
+        if not is_damaged(e):
+            raise
+        return VerifyReport(
+            ok=False,
+            events_checked=0,
+            reason=f"the file is damaged and SQLite cannot read it ({e})",
+        )
     if previous is None:
         return _broken(start - 1, Problem(start - 1, "the chain row of this position is missing"))
     found = _walk(log.raw_records(start=start), previous, KeyChecks(()), None)

@@ -42,7 +42,7 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-_MARK: Final = "apexmem full text 1"
+_MARK: Final = "apexmem full text 2"
 """Each table's comment: a table without it was made otherwise and is made again."""
 _ACCENTED: Final = "àáâãäåāăąçćčďèéêëēėęěìíîïīįłñńňòóôõöøōőŕřśšşťùúûüūůűųýÿźżž"
 _PLAIN: Final = "aaaaaaaaacccdeeeeeeeeiiiiiilnnnooooooooorrsssstuuuuuuuuyyzzz"
@@ -62,17 +62,17 @@ _CONFIGS: Final = {
 }
 _CREATE: Final = {
     "entities_fts": f"""CREATE TABLE entities_fts (
-        rowid bigint PRIMARY KEY, entity_id char(32) NOT NULL, name text NOT NULL,
+        rowid bigint PRIMARY KEY, entity_id varchar(32) NOT NULL, name text NOT NULL,
         aliases text NOT NULL, summary text NOT NULL,
         doc tsvector GENERATED ALWAYS AS (
             setweight(to_tsvector('simple', {_words("name || ' ' || aliases")}), 'A')
             || setweight(to_tsvector('simple', {_words("summary")}), 'D')) STORED)""",
     "facts_fts": f"""CREATE TABLE facts_fts (
-        rowid bigint PRIMARY KEY, fact_id char(32) NOT NULL, fact text NOT NULL,
+        rowid bigint PRIMARY KEY, fact_id varchar(32) NOT NULL, fact text NOT NULL,
         doc tsvector GENERATED ALWAYS AS (
             to_tsvector('{_TEXT_CONFIG}', {_words("fact")})) STORED)""",
     "messages_fts": f"""CREATE TABLE messages_fts (
-        rowid bigint PRIMARY KEY, message_id char(32) NOT NULL, text text NOT NULL,
+        rowid bigint PRIMARY KEY, message_id varchar(32) NOT NULL, text text NOT NULL,
         doc tsvector GENERATED ALWAYS AS (
             to_tsvector('{_TEXT_CONFIG}', {_words("text")})) STORED)""",
 }

@@ -14,12 +14,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import psycopg
-from sqlalchemy import Connection, create_engine, make_url, text
+from sqlalchemy import Connection, Uuid, create_engine, make_url, text
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import TypeCompiler
 
 from apexmem.events.errors import ValidationError
 
@@ -40,6 +42,15 @@ _SCHEMA: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _LOCK_CLASS: Final = 0x61_706D  # "apm": apart from other applications' advisory locks
 _POLL_SECONDS: Final = 0.002
 """How often a time limit asks its `out_of_time` while a statement runs."""
+
+
+@compiles(Uuid, "postgresql")
+def _id_type(type_: Uuid[Any], compiler: TypeCompiler, **kw: Any) -> str:
+    """Ids kept as 32 hex digits are VARCHAR(32) here, not CHAR(32): psycopg binds text as
+    VARCHAR, and a CHAR column compared with one is cast, which keeps its index out."""
+    if type_.native_uuid:
+        return str(compiler.visit_uuid(type_, **kw))  # type: ignore[attr-defined]
+    return "VARCHAR(32)"
 
 
 def is_url(location: object) -> bool:
@@ -70,7 +81,9 @@ def engine_for(location: str, schema: str) -> Engine:
     schema = checked_schema(schema)
     engine = create_engine(
         url,
-        connect_args={"options": f"-csearch_path={schema}"},
+        # No server-side prepared statements: a generic plan cannot see the full-text query
+        # (a bound parameter) and scanned every row instead of using the GIN index.
+        connect_args={"options": f"-csearch_path={schema}", "prepare_threshold": None},
         pool_pre_ping=True,
     )
     with engine.connect() as connection, connection.begin():

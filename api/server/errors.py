@@ -14,6 +14,7 @@ from litestar.types import ExceptionHandlersMap
 from apexmem.events.errors import (
     ApexmemError,
     ConcurrencyError,
+    DiskFullError,
     IntegrityViolation,
     NotFoundError,
     ValidationError,
@@ -79,6 +80,7 @@ _APEXMEM: Final = (
     (NotFoundError, 404, "not-found", "Not found"),
     (ConcurrencyError, 409, "conflict", "Conflicting write"),
     (IntegrityViolation, 500, "integrity", "The log failed verification"),
+    (DiskFullError, 507, "disk-full", "Insufficient storage"),
     (ApexmemError, 409, "rejected", "Request refused"),
 )
 
@@ -141,5 +143,6 @@ PROBLEM_RESPONSES: Final[dict[int, ResponseSpec]] = {
     409: _spec("Refused: a write raced past every retry, or the memory is read-only"),
     413: _spec("Request body larger than the server's limit"),
     422: _spec("Invalid request: `field`, `value` and `rule` say what and why"),
+    507: _spec("The disk holding the memory is full: nothing was written; retry once freed"),
 }
 """Documented on every operation (OpenAPI)."""

@@ -12,12 +12,18 @@ from typing import Any
 
 import pytest
 import structlog
+from litestar.testing import TestClient
 from small_disk import fill, small_disk
 from structlog.testing import capture_logs
 
 from apexmem import DiskFullError, FactRef, HashingEmbedder, Memory
 from apexmem.events.diskfull import RECHECK_SECS
+from apexmem.server.app import create_app
+from apexmem.server.tenants import Tenants
 from apexmem.service import pipeline
+
+TOKEN = "test-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture
@@ -170,3 +176,27 @@ def test_a_memory_opened_on_a_full_disk_takes_writes_once_space_is_freed(
 
     assert written.outcome == "created"
     assert [f.object for f in facts] == ["tea"]
+
+
+def test_a_write_over_http_on_a_full_disk_is_a_507_naming_the_disk_and_reads_answer(
+    disk: Path,
+) -> None:
+    directory = disk / "mem"
+    directory.mkdir()
+    (directory / "apexmem.toml").write_text('[memory.vectors]\nembedder = "hashing"\n')
+    app = create_app(Tenants(single=directory, token=TOKEN))
+    globex = {"facts": [{"subject": "Bob", "relation": "works_at", "object": "Globex"}]}
+    acme = {"facts": [{"subject": "Bob", "relation": "works_at", "object": "Acme"}]}
+
+    with TestClient(app) as client:
+        first = client.post("/v1/facts", json=globex, headers=AUTH)
+        fill(disk)
+        refused = client.post("/v1/facts", json=acme, headers=AUTH)
+        stats = client.get("/v1/stats", headers=AUTH)
+
+    assert first.status_code == 200, first.text
+    assert refused.status_code == 507
+    assert refused.json()["type"] == "urn:apexmem:problem:disk-full"
+    assert f"the disk holding {directory} is full" in refused.json()["detail"]
+    assert stats.status_code == 200
+    assert stats.json()["events"] == first.json()["results"][0]["position"]

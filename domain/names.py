@@ -23,6 +23,8 @@ __all__ = [
 ]
 
 MIN_NAME_BYTES: Final = 3
+"""Names an extractor proposes shorter than this are dropped (a stray "Hi" or "OK" is not an
+entity); a name asserted explicitly needs only one byte ("R", "Go", "UK")."""
 MAX_INPUT_NAME_BYTES: Final = 4096
 """Names longer than this are refused; shorter ones are cut to 512 bytes when normalized."""
 _SPACES: Final = re.compile(r"[\s\-]+")
@@ -62,14 +64,12 @@ def normalize(name: str) -> str:
 @lru_cache(maxsize=65_536)
 def canonical_name(field: str, name: str) -> str:
     """The canonical name of `name`, or ValidationError when it is over 4,096 bytes or
-    fewer than 3 bytes remain (every entity name is checked here, once per distinct name)."""
+    nothing remains (every entity name is checked here, once per distinct name)."""
     if len(name) * 4 > MAX_INPUT_NAME_BYTES and len(name.encode()) > MAX_INPUT_NAME_BYTES:
         raise ValidationError(field, name, f"is longer than {MAX_INPUT_NAME_BYTES} bytes")
     canonical = normalize(name)
-    if len(canonical.encode()) < MIN_NAME_BYTES:
-        raise ValidationError(
-            field, name, f"is shorter than {MIN_NAME_BYTES} bytes after normalization"
-        )
+    if not canonical:
+        raise ValidationError(field, name, "is empty after normalization")
     return canonical
 
 

@@ -4,8 +4,9 @@ Nothing of the query reaches a search engine as syntax: words are runs of letter
 digits (every other character separates them, so `"*():^` and quotes cannot form an
 operator), and the words AND, OR, NOT and NEAR are dropped in any case (they are operators
 to FTS5 and carry no content as words). The caller quotes each word and matches it as a
-prefix. Words of fewer than 3 bytes are left out (DESIGN 6.1) unless no longer word
-remains, so a query of short words still finds something.
+prefix, except a word of fewer than `MIN_TERM_BYTES` bytes, matched only whole: every word
+counts ("Python 2", "Windows 10", "Person 40", "Go", "UK"), but "2" is not a prefix of
+every number.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ MAX_QUERY_BYTES: Final = 4096
 MAX_TERMS: Final = 16
 """At most this many words of a query are searched for (the first ones)."""
 MIN_TERM_BYTES: Final = 3
+"""Words shorter than this are matched as whole words only, never as prefixes."""
 
 _WORD: Final = re.compile(r"[^\W_]+")
 """Letters and digits: what FTS5's unicode61 tokenizer keeps (underscore separates there too)."""
@@ -43,9 +45,11 @@ STOPWORDS: Final = frozenset(
      the their theirs them themselves then there these they this those through too under
      until very was were what when where which while who whom why will with would you your
      yours yourself yourselves
+     a am an as at be by d do he i if in is it ll m me my of on re s so t to up ve we
     """.split()  # noqa: SIM905 - a word list reads best as words
 )
-"""English words of 3+ letters that say nothing about what a question is after."""
+"""English words that say nothing about what a question is after ("s", "t", "ll": what
+"she's", "don't" and "we'll" leave)."""
 
 
 def search_terms(query: str) -> list[str]:
@@ -54,9 +58,7 @@ def search_terms(query: str) -> list[str]:
     An empty, blank or punctuation-only query gives [].
     """
     words = _WORD.findall(cut_utf8(query, MAX_QUERY_BYTES).casefold())
-    kept = list(dict.fromkeys(w for w in words if w not in _OPERATORS))
-    long_enough = [w for w in kept if len(w.encode()) >= MIN_TERM_BYTES]
-    return (long_enough or kept)[:MAX_TERMS]
+    return list(dict.fromkeys(w for w in words if w not in _OPERATORS))[:MAX_TERMS]
 
 
 def content_terms(query: str) -> list[str]:

@@ -36,6 +36,7 @@ from sqlalchemy import (
     table,
 )
 
+from apexmem.domain.search_text import MIN_TERM_BYTES
 from apexmem.readmodels import fulltext_pg
 from apexmem.readmodels.bulk import run_many
 from apexmem.readmodels.fulltext_pg import per_dialect
@@ -199,14 +200,27 @@ def contents(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
     }
 
 
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _word_or_prefix(term: str) -> str:
+    """A term as a word or a prefix; a short one (`MIN_TERM_BYTES`) only as a whole word."""
+    quoted = _quoted(term)
+    if len(term.encode()) < MIN_TERM_BYTES:
+        return quoted
+    return f"{quoted} OR {quoted}*"
+
+
 def match_query(terms: Sequence[str]) -> str:
-    """The FTS5 query matching every term as a word or a prefix; each quoted, so none is syntax.
+    """The FTS5 query matching every term as a word or a prefix (a term under
+    `MIN_TERM_BYTES` only as a whole word: "2" must not find "2024"); each quoted, so none
+    is syntax.
 
     The word itself is asked for as well as the prefix so that bm25 ranks a row holding
     the whole word ("graph") above one holding only a longer word ("graphql").
     """
-    quoted = ('"' + t.replace('"', '""') + '"' for t in terms)
-    return " AND ".join(f"({q} OR {q}*)" for q in quoted)
+    return " AND ".join(f"({_word_or_prefix(t)})" for t in terms)
 
 
 def any_query(terms: Sequence[str], *, prefix: bool = True) -> str:
@@ -219,10 +233,9 @@ def any_query(terms: Sequence[str], *, prefix: bool = True) -> str:
     "painted" for "painting", and a prefix would add unrelated longer words ("art" ->
     "article"; LoCoMo (b) recall@10 0.658 -> 0.661).
     """
-    quoted = ('"' + t.replace('"', '""') + '"' for t in terms)
     if not prefix:
-        return " OR ".join(quoted)
-    return " OR ".join(f"{q} OR {q}*" for q in quoted)
+        return " OR ".join(_quoted(t) for t in terms)
+    return " OR ".join(_word_or_prefix(t) for t in terms)
 
 
 def matches(index: TableClause) -> ColumnElement[bool]:

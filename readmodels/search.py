@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
 
+import msgspec
 from sqlalchemy import (
     BigInteger,
     ClauseElement,
@@ -32,7 +33,7 @@ from sqlalchemy import (
     type_coerce,
 )
 
-from apexmem.domain.search_text import search_terms
+from apexmem.domain.search_text import STOPWORDS, search_terms
 from apexmem.readmodels.entities import archived_then, roots_of
 from apexmem.readmodels.facts import believed, fact_states
 from apexmem.readmodels.fulltext import (
@@ -136,7 +137,7 @@ def search_entities(
         if root in shown and root not in hits:
             name, entity_type = shown[root]
             hits[root] = EntityHit(entity_id=root, name=name, entity_type=entity_type, score=score)
-    return list(hits.values())[:limit]
+    return _exact_first(list(hits.values()), terms)[:limit]
 
 
 def _entity_candidates(known: bool, floor: bool, ceiling: bool) -> ClauseElement:
@@ -222,7 +223,19 @@ def matching_entities(
         _add_hits(connection, scored, known_at, hits)
         if len(hits) >= limit:
             break
-    return list(hits.values())[:limit]
+    return _exact_first(list(hits.values()), terms)[:limit]
+
+
+def _exact_first(hits: list[EntityHit], terms: Sequence[str]) -> list[EntityHit]:
+    """Entities whose whole name the question holds ("Person 40") before those it only
+    partly matches ("Person 4", "Person 400"), each partial one scored below every exact one."""
+    asked = set(terms) | STOPWORDS
+    exact = [h for h in hits if set(search_terms(h.name)) <= asked]
+    if not exact:
+        return hits
+    cap = 0.9 * min(h.score for h in exact)
+    partial = [msgspec.structs.replace(h, score=min(h.score, cap)) for h in hits if h not in exact]
+    return exact + partial
 
 
 def _entity_states(known: bool) -> ClauseElement:

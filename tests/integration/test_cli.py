@@ -32,7 +32,7 @@ def test_ingest_keeps_good_lines_and_reports_bad_ones_by_line_number(tmp_path: P
     db = str(tmp_path / "mem")
     lines = [
         json.dumps(GOOD),
-        '{"op": "assert", "subject": "Al", "relation": "knows", "object": "Bob"}',
+        '{"op": "assert", "subject": " ", "relation": "knows", "object": "Bob"}',
         "not json",
         json.dumps({**GOOD, "object": "Globex", "valid_from": "2025-01-01T00:00:00Z"}),
         json.dumps({**GOOD, "valid_from": "2025-01-01T00:00:00"}),
@@ -57,7 +57,7 @@ def test_ingest_keeps_good_lines_and_reports_bad_ones_by_line_number(tmp_path: P
     failed = {f["line"]: f["error"] for f in report["failed"]}
     assert sorted(failed) == [2, 3, 5, 7]
     assert "subject" in failed[2]
-    assert "3 bytes" in failed[2]
+    assert "empty" in failed[2]
     assert "JSON" in failed[3]
     assert "naive" in failed[5]
     assert failed[7].startswith("confidence: 1.5 is invalid")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apexmem.domain.search_text import MAX_QUERY_BYTES, MAX_TERMS, search_terms
+from apexmem.domain.search_text import MAX_QUERY_BYTES, MAX_TERMS, content_terms, search_terms
+from apexmem.readmodels.fulltext import any_query, match_query
 
 
 @pytest.mark.parametrize("query", ["", "   ", "***", "(((", '"""', "^:*()", "\t\n"])
@@ -18,7 +19,7 @@ def test_operator_characters_never_reach_the_engine() -> None:
 
 def test_the_boolean_operator_words_are_dropped_in_any_case() -> None:
     assert search_terms("graph OR unrelated") == ["graph", "unrelated"]
-    assert search_terms("rust AND NOT go NEAR near cargo") == ["rust", "cargo"]
+    assert search_terms("rust AND NOT go NEAR near cargo") == ["rust", "go", "cargo"]
 
 
 def test_a_hyphenated_alias_becomes_the_words_the_tokenizer_indexes() -> None:
@@ -26,9 +27,25 @@ def test_a_hyphenated_alias_becomes_the_words_the_tokenizer_indexes() -> None:
     assert search_terms("RUST-LANG") == ["rust", "lang"]
 
 
-def test_words_shorter_than_three_bytes_are_left_out_while_a_longer_one_remains() -> None:
-    assert search_terms("Go is a language") == ["language"]
-    assert search_terms("Gra") == ["gra"]
+def test_every_word_counts_short_ones_and_numbers_included() -> None:
+    assert search_terms("Go is a language") == ["go", "is", "a", "language"]
+    assert search_terms("Who uses Python 2?") == ["who", "uses", "python", "2"]
+
+
+def test_content_terms_keep_short_names_and_numbers_but_not_short_function_words() -> None:
+    assert content_terms("Which company uses Windows 10 in the UK?") == [
+        "company",
+        "uses",
+        "windows",
+        "10",
+        "uk",
+    ]
+    assert content_terms("Is it a Go shop?") == ["go", "shop"]
+
+
+def test_a_short_word_is_matched_whole_and_a_longer_one_also_as_a_prefix() -> None:
+    assert match_query(["python", "2"]) == '("python" OR "python"*) AND ("2")'
+    assert any_query(["go", "rust"]) == '"go" OR "rust" OR "rust"*'
 
 
 def test_a_query_of_only_short_words_keeps_them() -> None:
@@ -40,7 +57,7 @@ def test_words_are_lowercased_and_repeats_dropped_in_query_order() -> None:
 
 
 def test_underscores_separate_words_as_the_tokenizer_does() -> None:
-    assert search_terms("works_at") == ["works"]
+    assert search_terms("works_at") == ["works", "at"]
 
 
 def test_a_huge_query_is_cut_to_the_byte_limit_and_the_first_terms() -> None:

@@ -34,11 +34,11 @@ def backfill(state: State, *, limit: int | None) -> None:
     """
     with state.open() as memory, progress_bar("extracting", as_json=state.as_json) as bar:
         report = memory.backfill(limit=limit, progress=bar)
+    gated = f"{report.gated} skipped by the RPE gate, " if report.gated else ""
     state.say(
         report,
         f"read {report.messages} messages ({report.extractor}): "
-        f"{report.skipped} skipped as prompt injection, "
-        f"{report.gated} skipped as unsurprising (RPE gate), {report.failed} failed, "
+        f"{report.skipped} skipped as prompt injection, {gated}{report.failed} failed, "
         f"{report.entities} entity mentions, {report.facts} facts asserted; "
         f"{report.pending} messages left to read",
     )

@@ -48,6 +48,7 @@ def test_backfill_reads_each_message_once_skips_injections_and_reports_counts(
         "extractor": "heuristic.v2",
         "messages": 2,
         "skipped": 1,
+        "gated": 0,
         "failed": 0,
         "entities": 3,
         "facts": 3,

@@ -22,7 +22,7 @@ FAULT_TESTS: Final = (
     "tests/unit/test_verify_keys.py",
 )
 """The files the README's Reliability table names for crashes, full disks and tampering."""
-LEAVE_OUT: Final = re.compile(r"(^|\s)(-m|-k|--deselect|--ignore\S*|--lf|-x)(\s|=|$)")
+LEAVE_OUT: Final = re.compile(r"(^|\s)(-m|-k|--deselect|--ignore\S*)(\s|=|$)")
 """pytest options that would run fewer tests than the suite holds."""
 
 

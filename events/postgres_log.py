@@ -21,8 +21,7 @@ import psycopg
 from psycopg import errors
 
 from apexmem.events import postgres_reads as reads
-from apexmem.events.chain import GENESIS, links
-from apexmem.events.chainrows import HASH_SIZE, Query
+from apexmem.events.chainrows import Query
 from apexmem.events.envelope import (
     AppendResult,
     KeyedAppend,
@@ -30,7 +29,6 @@ from apexmem.events.envelope import (
     RawRecord,
     RecordedEvent,
     check_key,
-    encoded,
 )
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.postgres import (
@@ -40,6 +38,7 @@ from apexmem.events.postgres import (
     claim_schema,
     quoted_schema,
 )
+from apexmem.events.postgres_append import Prepared, append_in, prepare
 from apexmem.events.postgres_reads import LAYOUT, Tables
 from apexmem.events.restore import Restored, RestoredKey
 from apexmem.events.timeutil import from_micros, to_micros
@@ -99,10 +98,17 @@ class PostgresLog:
     ) -> AppendResult:
         """Append all events atomically; a reused idempotency key writes nothing.
 
-        Raises ConcurrencyError when a (stream, version) is already taken.
+        Raises ConcurrencyError when a (stream, version) is already taken. The events are
+        checked and encoded before the lock is taken, which then covers only the write.
         """
+        if idempotency_key is not None:
+            check_key(idempotency_key)
+            first = self.repeated(idempotency_key)
+            if first is not None:
+                return first
+        prepared = prepare(events, to_micros(self._clock()))
         with self.locked() as locked:
-            return locked.append(events, idempotency_key=idempotency_key, receipt=receipt)
+            return locked._append(events, idempotency_key, receipt, prepared)
 
     @contextmanager
     def locked(self) -> Iterator[LockedPostgresLog]:
@@ -257,59 +263,6 @@ class PostgresLog:
             return ApexmemError(f"the event log on {self.server} is busy: {error}")
         return ApexmemError(f"could not {doing} on {self.server}: {error}")
 
-    def _append_in(
-        self,
-        connection: psycopg.Connection[Any],
-        events: Sequence[NewEvent],
-        key: str | None,
-        receipt: bytes | None,
-    ) -> AppendResult:
-        """One append inside the locked transaction on `connection`."""
-        tables = self._tables
-        last, last_micros, chain = connection.execute(
-            f"SELECT (SELECT MAX(position) FROM {tables.events}), recorded_at, "
-            f"substring(chain FROM octet_length(chain) - {HASH_SIZE - 1}) "
-            f"FROM (SELECT NULL) AS one LEFT JOIN "
-            f"(SELECT * FROM {tables.index} ORDER BY position DESC LIMIT 1) AS i ON true"
-        ).fetchone() or (None, None, None)
-        # Every append gets its own transaction time, even when the clock stalls or steps
-        # back: "known at S" then tells any two appends apart.
-        micros = max(to_micros(self._clock()), 0 if last_micros is None else last_micros + 1)
-        recorded_at = from_micros(micros)
-        tags, states = encoded(events, recorded_at)
-        streams = [e.stream_id for e in events]
-        versions = [e.version for e in events]
-        hashes = links(
-            GENESIS if chain is None else bytes(chain),
-            zip([s.bytes for s in streams], versions, tags, states, strict=True),
-        )
-        first = (last or 0) + 1
-        positions = list(range(first, first + len(events)))
-        if events:
-            with connection.cursor().copy(
-                f"COPY {tables.events} (position, stream, version, tag, state) FROM STDIN "
-                "(FORMAT BINARY)"
-            ) as copy:
-                copy.set_types(["int8", "uuid", "int8", "text", "bytea"])
-                for row in zip(positions, streams, versions, tags, states, strict=True):
-                    copy.write_row(row)
-            connection.execute(
-                f"INSERT INTO {tables.index} VALUES (%s, %s, %s)",
-                (positions[-1], micros, b"".join(hashes)),
-            )
-        if key is not None:
-            connection.execute(
-                f"INSERT INTO {tables.keys} VALUES (%s, %s, %s, %s, %s)",
-                (
-                    key,
-                    positions[0] if events else None,
-                    positions[-1] if events else None,
-                    micros,
-                    receipt,
-                ),
-            )
-        return AppendResult(positions=positions, recorded_at=recorded_at)
-
 
 class LockedPostgresLog:
     """The log under its write lock (see PostgresLog.locked)."""
@@ -365,13 +318,30 @@ class LockedPostgresLog:
         Raises ConcurrencyError when a (stream, version) is already taken; the lock's
         transaction is then spoilt, so the section ends with it.
         """
-        if idempotency_key is not None:
-            check_key(idempotency_key)
-            first = self.repeated(idempotency_key)
+        return self._append(events, idempotency_key, receipt, None)
+
+    def _append(
+        self,
+        events: Sequence[NewEvent],
+        key: str | None,
+        receipt: bytes | None,
+        prepared: Prepared | None,
+    ) -> AppendResult:
+        if key is not None:
+            check_key(key)
+            first = self.repeated(key)
             if first is not None:
                 return first
         try:
-            appended = self._log._append_in(self._connection, events, idempotency_key, receipt)
+            appended = append_in(
+                self._connection,
+                self._tables,
+                events,
+                key,
+                receipt,
+                clock=self._log._clock,
+                prepared=prepared,
+            )
         except errors.UniqueViolation as e:
             raise ConcurrencyError(_CONFLICT) from e
         except psycopg.Error as e:

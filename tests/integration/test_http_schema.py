@@ -2,8 +2,8 @@
 (status, content type, body) is one the document promises.
 
 Bounded: a few generated requests per operation and mode, derandomized by the ci profile.
-Valid-by-schema requests may still be refused with 422 (a name under 3 bytes, an unknown
-edge type), so acceptance of positive data is not checked.
+Valid-by-schema requests may still be refused with 422 (a name empty after normalization,
+an unknown edge type), so acceptance of positive data is not checked.
 """
 
 from __future__ import annotations

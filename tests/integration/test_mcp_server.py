@@ -131,7 +131,7 @@ def test_bad_arguments_are_a_tool_error_naming_field_and_rule_and_write_nothing(
     bad, short, naive, missing, unknown = calls(
         tenant,
         ("remember", {**ALICE, "confidence": 3}),
-        ("remember", {**ALICE, "subject": "Al"}),
+        ("remember", {**ALICE, "subject": "  "}),
         ("remember", {**ALICE, "valid_from": "2020-01-01T00:00:00"}),
         ("record_message", {"episode": "c1", "speaker": "user"}),
         ("forget", {}),
@@ -140,7 +140,7 @@ def test_bad_arguments_are_a_tool_error_naming_field_and_rule_and_write_nothing(
 
     assert all(r.is_error for r in (bad, short, naive, missing, unknown))
     assert "confidence: 3" in text(bad)
-    assert text(short).startswith("error: subject: 'Al'")  # one fact sent: not facts[0]
+    assert text(short).startswith("error: subject: '  '")  # one fact sent: not facts[0]
     assert "give a timezone" in text(naive)
     assert "text" in text(missing)
     assert "no tool named 'forget'" in text(unknown)

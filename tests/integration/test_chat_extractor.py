@@ -234,3 +234,25 @@ def test_rebuild_and_replay_never_call_the_model(tmp_path: Path, server: Recorde
 def versions(memory: Memory) -> list[tuple[str, datetime, datetime | None]]:
     rows = memory.edge_history(subject="Priya", relation="lives_in")
     return sorted((f.fact, f.valid_from, f.valid_until) for f in rows)
+
+
+def test_with_the_rpe_gate_the_model_is_not_asked_about_turns_that_say_little_new(
+    tmp_path: Path, server: RecordedChat
+) -> None:
+    gate = "[memory.graph.rpe]\nenabled = true\nmax_skip_turns = 5\n"
+    with open_memory(tmp_path / "mem", server, extra=gate) as memory:
+        say(memory, "I'm vegetarian and I live in Lisbon.", T1)
+        for minutes in range(1, 5):
+            say(memory, "ok, sounds good to me", T1 + timedelta(minutes=minutes))
+        say(memory, "Actually I just moved to Berlin last week.", T2)
+
+        report = memory.backfill()
+
+        asked = [r.user_prompt().rsplit("Current message:\n", 1)[1] for r in server.requests]
+        assert [a.splitlines()[0] for a in asked] == [
+            "I'm vegetarian and I live in Lisbon.",
+            "ok, sounds good to me",
+            "Actually I just moved to Berlin last week.",
+        ]
+        assert (report.messages, report.gated, report.pending) == (6, 3, 0)
+        assert memory.stats().graph.gated_messages == 3

@@ -1,6 +1,8 @@
 """A writer for the concurrency and crash tests: appends facts and prints each acknowledged id.
 
-Usage: python writer_process.py DIR NAME COUNT (it prints "ready", then starts once DIR/go exists)
+Usage: python writer_process.py PLACE NAME COUNT [START_DIR]: PLACE is a memory directory or a
+PostgreSQL URL; it prints "ready", then starts once START_DIR/go exists (START_DIR defaults to
+PLACE, which must then be a directory).
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from pathlib import Path
 from apexmem import Memory
 
 
-def main(directory: str, name: str, count: int) -> None:
+def main(place: str, name: str, count: int, start_dir: str | None = None) -> None:
     """Assert `count` facts about one shared entity; print `fact_id outcome` per ack."""
     start = datetime(2020, 1, 1, tzinfo=UTC)
-    with Memory.open(directory) as memory:
+    with Memory.open(place) as memory:
         print("ready", flush=True)
-        go = Path(directory) / "go"
+        go = Path(start_dir or place) / "go"
         while not go.exists():  # a start line, so racing writers really overlap
             time.sleep(0.001)
         for i in range(count):
@@ -44,4 +46,4 @@ def main(directory: str, name: str, count: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:5])

@@ -3,7 +3,8 @@ recorded responses (JSON files under `tests/recorded/`), for testing the model e
 without a paid API or a model on the machine.
 
 A recording file holds `{"recordings": [...]}`; each recording has `when` (text the request's
-last user message must contain in its "Current message:" part), and either `status` and
+last user message must contain in its "Current message:" part), optionally `at` (the
+message time the prompt must give, `2024-05-20T10:00:00Z`), and either `status` and
 `body` (a JSON value, sent as the response), `raw` (bytes of text sent as they are, with
 `status`), or `delay_secs` (the answer comes that late). The server keeps every request it
 was sent (`requests`) and every one no recording answered (`unanswered`).
@@ -72,6 +73,9 @@ class RecordedChat:
         prompt = received.user_prompt()
         current = prompt.split(_CURRENT, 1)[-1]
         for recording in self.recordings:
+            said_at = recording.get("at")
+            if said_at is not None and f"Message time: {said_at}" not in prompt:
+                continue
             if recording["when"] in current:
                 return self._answer(recording)
         self.unanswered.append(received)

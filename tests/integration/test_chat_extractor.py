@@ -256,3 +256,42 @@ def test_with_the_rpe_gate_the_model_is_not_asked_about_turns_that_say_little_ne
         ]
         assert (report.messages, report.gated, report.pending) == (6, 3, 0)
         assert memory.stats().graph.gated_messages == 3
+
+
+README_T1 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+README_T3 = datetime(2024, 5, 20, 10, 0, tzinfo=UTC)
+PRIYA = [
+    {"speaker": "Priya", "text": "I'm vegetarian and I live in Lisbon.", "at": README_T1},
+    {
+        "speaker": "Priya",
+        "text": "My manager Tom Baker wants us to migrate to Snowflake.",
+        "at": README_T1 + timedelta(minutes=1),
+    },
+    {"speaker": "Priya", "text": "Actually I just moved to Berlin last week.", "at": README_T3},
+]
+"""The issue's conversation, as `add_messages` takes it."""
+
+
+def test_the_conversation_added_with_add_messages_is_read_by_the_model_in_the_background(
+    tmp_path: Path, server: RecordedChat
+) -> None:
+    settings, _ = parse_settings(
+        f'[memory.graph]\nextract_model = "{MODEL}"\nextract_base_url = "{server.base_url}"\n'
+    )
+    clock = clock_from(README_T3 + timedelta(days=1))
+    with Memory.open(tmp_path / "mem", settings=settings, clock=clock) as memory:
+        memory.add_messages(episode="conv-7", messages=PRIYA)
+        report = memory.extract_pending()
+
+        assert server.unanswered == [] and len(server.requests) == 3
+        assert report.pending == 0 and memory.stats().graph.unextracted_messages == 0
+        first = memory.recall("Where does Priya live now?", limit=10).hits[0]
+        assert first.text == "Priya lives in Berlin."
+        last_week = datetime(2024, 5, 13, tzinfo=UTC)
+        assert first.fact is not None and first.fact.valid_from == last_week
+        lived = {f.object: f for f in memory.edge_history(subject="Priya", relation="lives_in")}
+        assert (lived["Lisbon"].valid_from, lived["Lisbon"].valid_until) == (README_T1, last_week)
+        top = memory.recall("Is Priya vegetarian?", limit=10).hits[:3]
+        assert "Priya is vegetarian." in [h.text for h in top]
+        [tom] = [f for f in memory.facts_about("Tom Baker") if f.relation == "manages"]
+        assert (tom.actor, tom.episode) == (f"chat.v1:{MODEL}", "conv-7")

@@ -23,7 +23,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import TypeCompiler
 
-from apexmem.events.errors import ValidationError
+from apexmem.events.errors import ApexmemError, ValidationError
 
 __all__ = [
     "DEFAULT_SCHEMA",
@@ -86,9 +86,15 @@ def engine_for(location: str, schema: str) -> Engine:
         connect_args={"options": f"-csearch_path={schema}", "prepare_threshold": None},
         pool_pre_ping=True,
     )
-    with engine.connect() as connection, connection.begin():
-        lock_writes(connection, schema)  # two processes opening a new memory at once
-        connection.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    try:
+        with engine.connect() as connection, connection.begin():
+            lock_writes(connection, schema)  # two processes opening a new memory at once
+            connection.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    except DBAPIError as e:
+        engine.dispose()
+        shown = url.render_as_string(hide_password=True)
+        reason = "; ".join(line.strip() for line in str(e.orig).splitlines() if line.strip())
+        raise ApexmemError(f"cannot open the read models at {shown}: {reason}") from e
     return engine
 
 

@@ -20,6 +20,8 @@ from apexmem.domain.settings import (
     MemorySettings,
     Settings,
 )
+from apexmem.events.errors import ApexmemError
+from apexmem.readmodels import ReadModelStore
 from apexmem.readmodels.store import dump
 
 Clock = Callable[[], datetime]
@@ -166,3 +168,20 @@ def test_a_recall_finds_the_same_facts_on_both_backends(
     assert {h.item_id for h in found.hits} == {h.item_id for h in expected.hits}
     assert any("Globex" in h.text for h in found.hits)
     assert not found.cut_short
+
+
+def test_read_models_on_a_server_that_does_not_answer_are_one_clear_error(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ApexmemError, match=r"cannot open the read models at .*:1/nowhere"):
+        ReadModelStore("postgresql://postgres:secret@127.0.0.1:1/nowhere", cache=tmp_path)
+
+    assert "secret" not in str(_refusal(tmp_path))
+
+
+def _refusal(tmp_path: Path) -> ApexmemError:
+    try:
+        ReadModelStore("postgresql://postgres:secret@127.0.0.1:1/nowhere", cache=tmp_path)
+    except ApexmemError as e:
+        return e
+    raise AssertionError("the store opened")

@@ -8,6 +8,8 @@ emptied or replaced (`replay.projections.Projections`). A table of its own, besi
 
 from __future__ import annotations
 
+from typing import Final
+
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -16,11 +18,14 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    bindparam,
     delete,
     insert,
     select,
     update,
 )
+
+from apexmem.readmodels.bulk import write_rows
 
 __all__ = ["chain_at", "forget_chains", "note_chain", "sources_metadata", "tracked_chains"]
 
@@ -39,17 +44,23 @@ tracked_chains = Table(
 def note_chain(connection: Connection, projection: str, position: int, chain: bytes | None) -> None:
     """Record the log's chain hash at the position `projection` has reached (same
     transaction as the position); None (a position without a hash) forgets it."""
-    where = tracked_chains.c.projection == projection
     if chain is None:
-        connection.execute(delete(tracked_chains).where(where))
+        connection.execute(delete(tracked_chains).where(tracked_chains.c.projection == projection))
         return
-    moved = connection.execute(
-        update(tracked_chains).where(where).values(position=position, chain=chain)
-    )
-    if moved.rowcount == 0:
-        connection.execute(
-            insert(tracked_chains).values(projection=projection, position=position, chain=chain)
-        )
+    row = [{"name": projection, "reached": position, "chain": chain}]
+    # Compiled once and run through the driver, as `set_position`: after every inline write.
+    if write_rows(connection, ("tracked_chains", "move"), lambda: _MOVE, row) == 0:
+        write_rows(connection, ("tracked_chains", "start"), lambda: _START, row)
+
+
+_MOVE: Final = (
+    update(tracked_chains)
+    .where(tracked_chains.c.projection == bindparam("name"))
+    .values(position=bindparam("reached"), chain=bindparam("chain"))
+)
+_START: Final = insert(tracked_chains).values(
+    projection=bindparam("name"), position=bindparam("reached"), chain=bindparam("chain")
+)
 
 
 def chain_at(connection: Connection, projection: str) -> tuple[int, bytes] | None:

@@ -14,6 +14,7 @@ from apexmem.cli.backfill import backfill
 from apexmem.cli.evict import evict
 from apexmem.cli.graph import communities, decay_rate, episodes
 from apexmem.cli.merges import link_notes, merges
+from apexmem.cli.migrating import migrate
 from apexmem.cli.params import COUNT, POSITION
 from apexmem.cli.projection import project, rebuild, stats
 from apexmem.cli.query import entities, facts, traverse
@@ -51,29 +52,29 @@ def cli(ctx: click.Context, db: str | None, as_json: bool) -> None:
 @cli.command()
 @click.pass_obj
 def init(state: State) -> None:
-    """Create a memory directory with its log and a settings file.
+    """Create a memory (a directory, or a schema of a PostgreSQL database) with its log and
+    a settings file.
 
     Commands that only read (facts, stats, verify, ...) never create a memory: they refuse
-    a directory without one. `init` and `ingest` create it.
+    a place without one. `init` and `ingest` create it. For a PostgreSQL URL the settings
+    file is written to this machine's cache directory of that memory (see `apexmem.location`).
 
-    Example: apexmem --db ./mem init
+    Example: apexmem --db ./mem init   (or: apexmem --db postgresql://app@db/memory init)
     """
     from apexmem.domain.settings import Settings
 
-    directory = state.directory()
+    location = state.location()
     with state.open(create=True) as memory:
         if memory.read_only is not None:
-            raise ApexmemError(f"{directory} is read-only: {memory.read_only}")
+            raise ApexmemError(f"{location} is read-only: {memory.read_only}")
+    directory = location.directory
     settings_path = directory / SETTINGS_FILE
     if not settings_path.exists():
         settings_path.write_text(_settings_toml(Settings()), encoding="utf-8")
+    log = str(location) if location.on_postgres else str(directory / EVENTS_FILE)
     state.say(
-        {
-            "directory": str(directory),
-            "log": str(directory / EVENTS_FILE),
-            "settings": str(settings_path),
-        },
-        f"memory ready in {directory} (log {EVENTS_FILE}, settings {SETTINGS_FILE})",
+        {"directory": str(directory), "log": log, "settings": str(settings_path)},
+        f"memory ready in {location} (log {log}, settings {settings_path})",
     )
 
 
@@ -348,6 +349,8 @@ def _toml_section(name: str, values: dict[str, Any]) -> list[str]:
     for key, value in values.items():
         if isinstance(value, dict):
             nested.append((key, value))
+        elif value is None:  # TOML has no null: an unset key is shown commented out
+            lines.append(f"# {key} = (unset)")
         else:
             lines.append(f"{key} = {json.dumps(value)}")
     for key, value in nested:
@@ -368,6 +371,7 @@ for _command in (
     link_notes,
     mcp_command,
     merges,
+    migrate,
     project,
     rebuild,
     recall,

@@ -18,6 +18,7 @@ FAULT_TESTS: Final = (
     "tests/integration/test_disk_full_cli.py",
     "tests/integration/test_cli_tampering.py",
     "tests/integration/test_cli_damaged_log.py",
+    "tests/integration/test_cli_restored_log.py",
     "tests/property/test_idempotency_and_tamper.py",
     "tests/unit/test_verify_keys.py",
 )

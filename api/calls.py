@@ -20,8 +20,10 @@ from apexmem.replay.diff import Diff
 from apexmem.service.recalled import Recall
 from apexmem.service.results import AliasRef, MessageRef, RetractRef
 from apexmem.wire import (
+    AddMemoryIn,
     AliasIn,
     AsOfRecallIn,
+    ChatMessageIn,
     DiffIn,
     FactsAboutIn,
     FactsFound,
@@ -30,6 +32,8 @@ from apexmem.wire import (
     HistoryIn,
     HistoryOut,
     MessageIn,
+    MessagesAdded,
+    MessagesIn,
     RecallIn,
     RetractIn,
     TraverseIn,
@@ -37,6 +41,8 @@ from apexmem.wire import (
 
 __all__ = [
     "add_alias",
+    "add_memory",
+    "add_messages",
     "diff",
     "facts_about",
     "history",
@@ -81,6 +87,36 @@ def remember(memory: Memory, request: FactsIn, *, key: str | None = None) -> Fac
 def record_message(memory: Memory, request: MessageIn, *, key: str | None = None) -> MessageRef:
     """Store one message verbatim."""
     return _one(memory, "messages", RecordMessage, request, key=key, answer=MessageRef)
+
+
+def add_messages(memory: Memory, episode: str, request: MessagesIn) -> MessagesAdded:
+    """Append a conversation's messages at once; extraction follows in the background
+    (or before the answer, with `wait`)."""
+    messages = [
+        {
+            "speaker": m.speaker,
+            "text": m.text,
+            "at": m.at or request.reference_time,
+            "ref": m.ref,
+        }
+        for m in request.messages
+    ]
+    added = memory.add_messages(episode=episode, messages=messages, extract=not request.wait)
+    if not request.wait:
+        return MessagesAdded(episode=episode, messages=added.messages, pending=added.pending)
+    report = memory.extract_pending()
+    return MessagesAdded(
+        episode=episode, messages=added.messages, pending=report.pending, facts=report.facts
+    )
+
+
+def add_memory(memory: Memory, request: AddMemoryIn) -> MessagesAdded:
+    """MCP `add_memory`: raw text from a speaker, or a list of messages, as `add_messages`."""
+    if (request.text is None) == (request.messages is None):
+        raise ValidationError("text", request.text, "give exactly one of text and messages")
+    given = request.messages or [ChatMessageIn(speaker=request.speaker, text=request.text or "")]
+    asked = MessagesIn(messages=given, reference_time=request.reference_time, wait=request.wait)
+    return add_messages(memory, request.episode, asked)
 
 
 def add_alias(memory: Memory, request: AliasIn, *, key: str | None = None) -> AliasRef:

@@ -26,6 +26,7 @@ from apexmem.server.tenants import Tenant, Tenants
 from apexmem.service.recalled import Recall, format_context
 from apexmem.service.results import MessageRef
 from apexmem.wire import (
+    AddMemoryIn,
     AsOfRecallIn,
     FactIn,
     FactsAboutIn,
@@ -35,6 +36,7 @@ from apexmem.wire import (
     HistoryIn,
     HistoryOut,
     MessageIn,
+    MessagesAdded,
     RecallIn,
     TraverseIn,
     convert,
@@ -43,9 +45,10 @@ from apexmem.wire import (
 __all__ = ["TOOLS", "Tool", "build_server", "http_app", "run_stdio", "tool_schema"]
 
 _INSTRUCTIONS: Final = """apexmem is a long-term memory. Call `remember` for each durable fact
-you learn (subject -relation-> object), `record_message` for conversation turns worth
-keeping, and `recall` before answering questions about the past. Facts are never
-overwritten: a new employer supersedes the old one, and `history` shows every version.
+you learn (subject -relation-> object), `add_memory` for conversation (facts are extracted
+from it), `record_message` for single turns worth keeping, and `recall` before answering
+questions about the past. Facts are never overwritten: a new employer supersedes the old
+one, and `history` shows every version.
 Times are ISO 8601 with a zone, e.g. 2025-03-01T00:00:00Z."""
 
 
@@ -86,6 +89,12 @@ def _remembered(out: FactsOut) -> str:
 
 def _recorded(ref: MessageRef) -> str:
     return f"Recorded message {ref.message_id} (log position {ref.position})."
+
+
+def _added(out: MessagesAdded) -> str:
+    waiting = f"; {out.pending} waiting for extraction" if out.pending else ""
+    learned = f"; {out.facts} facts extracted" if out.facts else ""
+    return f"added {len(out.messages)} messages to {out.episode}{learned}{waiting}"
 
 
 def _recalled(found: Recall) -> str:
@@ -141,6 +150,18 @@ TOOLS: Final = (
         output=MessageRef,
         run=calls.record_message,
         text=_recorded,
+        read_only=False,
+    ),
+    Tool(
+        name="add_memory",
+        description="Add conversation to the memory: raw `text` said by `speaker`, or a list "
+        "of `messages` ({speaker, text, at}), in an episode, at `reference_time`. They are "
+        "stored verbatim at once; facts are extracted from them in the background (`wait` "
+        "to extract before answering). Relative times (last week) count from when said.",
+        input=AddMemoryIn,
+        output=MessagesAdded,
+        run=calls.add_memory,
+        text=_added,
         read_only=False,
     ),
     Tool(

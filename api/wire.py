@@ -20,12 +20,14 @@ from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import UtcDateTime
 from apexmem.readmodels.rows import FactRow
 from apexmem.replay.audit import HistoryEntry
-from apexmem.service.results import FactRef
+from apexmem.service.results import FactRef, MessageRef
 
 __all__ = [
     "MAX_BATCH",
+    "AddMemoryIn",
     "AliasIn",
     "AsOfRecallIn",
+    "ChatMessageIn",
     "DiffIn",
     "FactIn",
     "FactsAboutIn",
@@ -35,6 +37,8 @@ __all__ = [
     "HistoryIn",
     "HistoryOut",
     "MessageIn",
+    "MessagesAdded",
+    "MessagesIn",
     "RecallIn",
     "RetractIn",
     "TraverseIn",
@@ -104,6 +108,53 @@ class MessageIn(_In, frozen=True, kw_only=True):
     at: UtcDateTime | None = None
     ref: _Ref | None = None
     actor: _Ref | None = None
+
+
+class ChatMessageIn(_In, frozen=True, kw_only=True):
+    """One message of a conversation given with others (`add_memory`, `/episodes/.../messages`)."""
+
+    speaker: _Name = "user"
+    """Who said it: a name, or a role (`user`, `assistant`)."""
+    text: str
+    at: UtcDateTime | None = None
+    """When it was said (default: the call's reference_time, else now)."""
+    ref: _Ref | None = None
+
+
+class MessagesIn(_In, frozen=True, kw_only=True):
+    """A conversation's messages, appended at once; extraction follows in the background."""
+
+    messages: Annotated[list[ChatMessageIn], msgspec.Meta(min_length=1, max_length=10_000)]
+    reference_time: UtcDateTime | None = None
+    """When the messages without `at` were said (default: now)."""
+    wait: bool = False
+    """Extract every waiting message before answering (the answer counts none pending)."""
+
+
+class AddMemoryIn(_In, frozen=True, kw_only=True):
+    """Conversation text for the memory: raw `text` from `speaker`, or a list of `messages`."""
+
+    episode: _Ref
+    """The conversation (episode) the messages belong to."""
+    text: str | None = None
+    speaker: _Name = "user"
+    """Who said `text`."""
+    messages: list[ChatMessageIn] | None = None
+    reference_time: UtcDateTime | None = None
+    """When the text (or the messages without `at`) was said (default: now)."""
+    wait: bool = False
+    """Extract every waiting message before answering."""
+
+
+class MessagesAdded(msgspec.Struct, frozen=True, kw_only=True):
+    """Messages appended, and how many messages of the memory wait for extraction."""
+
+    episode: str
+    messages: list[MessageRef]
+    pending: int
+    """Messages no extractor has read yet (0 after `wait`)."""
+    facts: int = 0
+    """Facts extracted while the call waited (`wait`)."""
 
 
 class AliasIn(_In, frozen=True, kw_only=True):

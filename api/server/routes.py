@@ -9,7 +9,7 @@ from uuid import UUID
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotAuthorizedException
-from litestar.params import FromQuery, HeaderParameter, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
 from apexmem import calls
 from apexmem.events.errors import ValidationError
@@ -32,6 +32,8 @@ from apexmem.wire import (
     HistoryIn,
     HistoryOut,
     MessageIn,
+    MessagesAdded,
+    MessagesIn,
     RecallIn,
     RetractIn,
     TraverseIn,
@@ -139,6 +141,20 @@ class MemoryApi(Controller):
         """Record one message of a conversation, verbatim."""
         with tenant_memory.memory() as memory:
             return calls.record_message(memory, data, key=idempotency_key)
+
+    @post(
+        "/episodes/{episode:str}/messages",
+        dto=StrictBody[MessagesIn],
+        operation_id="addMessages",
+        **_WRITE,
+    )
+    def add_messages(
+        self, episode: FromPath[str], data: JSONBody[MessagesIn], tenant_memory: TenantMemory
+    ) -> MessagesAdded:
+        """Append a conversation's messages in one atomic write; the extractor reads them in
+        the background (`wait`: before answering; `/stats` counts those still waiting)."""
+        with tenant_memory.memory() as memory:
+            return calls.add_messages(memory, episode, data)
 
     @post("/aliases", dto=StrictBody[AliasIn], operation_id="addAlias", **_WRITE)
     def add_alias(

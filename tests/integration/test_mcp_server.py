@@ -70,6 +70,7 @@ def test_tools_are_listed_with_the_wire_types_schemas(tenant: Tenant) -> None:
     assert names == [
         "remember",
         "record_message",
+        "add_memory",
         "recall",
         "recall_as_of",
         "facts_about",
@@ -163,6 +164,7 @@ def test_every_tool_result_decodes_strictly_as_its_output_type(tenant: Tenant) -
     arguments = {
         "remember": ALICE,
         "record_message": {"episode": "c1", "speaker": "user", "text": "hi"},
+        "add_memory": {"episode": "c2", "text": "I live in Lisbon.", "wait": True},
         "recall": {"query": "Alice"},
         "recall_as_of": {"query": "Alice", "known_at": "2100-01-01T00:00:00Z"},
         "facts_about": {"entity": "Alice"},

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from clocks import Clock
 from sqlalchemy import select
 
 from apexmem import Memory, ValidationError
 from apexmem.readmodels.tables import extractions
-from clocks import Clock
 
 T1 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 T3 = datetime(2024, 5, 20, 10, 0, tzinfo=UTC)

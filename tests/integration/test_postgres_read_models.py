@@ -111,6 +111,20 @@ def test_the_same_writes_project_the_same_rows_on_both_backends(
     assert len(found["facts"]) >= 6
 
 
+def test_a_rebuild_on_postgresql_gives_the_rows_incremental_projection_gave(
+    memories: tuple[Memory, Memory],
+) -> None:
+    _, on_postgres = memories
+    with on_postgres.store.read() as connection:
+        incremental = dump(connection)
+
+    on_postgres.rebuild()
+    with on_postgres.store.read() as connection:
+        rebuilt = dump(connection)
+
+    assert rebuilt == incremental
+
+
 @pytest.mark.parametrize(
     "ask",
     [

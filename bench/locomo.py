@@ -1,6 +1,6 @@
 """Recall on LoCoMo: gold evidence turns found by `Memory.recall` against plain BM25 over turns.
 
-Run from the repository root:  python bench/locomo.py [--limit-conversations N] [--variants a,b]
+Run from the repository root:  python bench/locomo.py [--limit-conversations N] [--variants a,b,c]
 A quick run (2 conversations, no file written unless --out):  python bench/locomo.py --quick
 A full run (every conversation and variant) writes bench/results/locomo.json; a partial one
 writes only to --out. --details PATH also writes each question's ranked turn ids.
@@ -11,7 +11,9 @@ Each conversation gets its own memory, in a fresh directory, opened with the def
 settings (WordLlama vectors). Variant a records every turn as a message (an image turn's
 caption appended as "[image: ...]"), timed at its session's date plus one second per turn;
 variant b also asserts the dataset's observations as notes about their speaker, each
-referring to the turns it came from. The baselines are BM25 (bm25s, Lucene's variant, k1
+referring to the turns it came from; variant c records the messages as a does, then
+extracts facts from them with the default offline extractor (`Memory.backfill`), its facts
+referring to the turn each came from. The baselines are BM25 (bm25s, Lucene's variant, k1
 1.2, b 0.75; `pip install bm25s`, in the `bench` extra) over the same turn texts, one index
 per conversation, on lowercase alphanumeric words: all of them (bm25), or all but NLTK's
 English stop words (bm25-stop, the setting that matches the dataset README's reference
@@ -49,12 +51,13 @@ RESULTS: Final = Path(__file__).parent / "results" / "locomo.json"
 DATA: Final = Path(__file__).resolve().parents[2] / "shared/datasets/locomo/locomo10.json"
 CATEGORIES: Final = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS: Final = (5, 10)
-VARIANTS: Final = ("a", "b")
+VARIANTS: Final = ("a", "b", "c")
 DESCRIPTIONS: Final = {
     "bm25": "BM25 over turns (bm25s, k1 1.2, b 0.75), every word",
     "bm25-stop": "BM25 over turns (bm25s, k1 1.2, b 0.75), NLTK English stop words left out",
     "a": "Memory.recall: every turn as a message",
     "b": "Memory.recall: every turn as a message, the observations as notes",
+    "c": "Memory.recall: every turn as a message, then extraction (default extractor)",
 }
 _BATCH: Final = 1_000
 _QUICK_CONVERSATIONS: Final = 2
@@ -400,6 +403,8 @@ def _run_conversation(
         with tempfile.TemporaryDirectory(prefix="apexmem-locomo-") as tmp:
             started = time.perf_counter()
             with build(Path(tmp), conversation, observations=variant == "b") as memory:
+                if variant == "c":
+                    memory.backfill()
                 built = time.perf_counter() - started
                 ranker = partial(recall_turns, memory, cut_short=systems[variant].cut_short)
                 systems[variant].scored += evaluate(conversation.questions, ranker)
@@ -514,14 +519,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help=f"default: {DATA}")
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
-    parser.add_argument("--variants", default="a,b", help="a: messages; b: and observations")
+    parser.add_argument(
+        "--variants",
+        default="a,b,c",
+        help="a: messages; b: and observations; c: messages, then extraction",
+    )
     parser.add_argument("--quick", action="store_true", help="2 conversations")
     parser.add_argument("--out", type=Path, default=None, help=f"default (a full run): {RESULTS}")
     parser.add_argument("--details", type=Path, default=None, help="per-question JSON lines")
     args = parser.parse_args(argv)
     variants = [v for v in args.variants.split(",") if v]
     if unknown := [v for v in variants if v not in VARIANTS]:
-        parser.error(f"unknown variants {unknown}: expected a subset of a,b")
+        parser.error(f"unknown variants {unknown}: expected a subset of a,b,c")
     limit = _QUICK_CONVERSATIONS if args.quick else args.limit_conversations
     conversations = load(args.data)[:limit]
     model_s = _warm_up() if variants else 0.0

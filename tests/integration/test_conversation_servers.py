@@ -9,7 +9,7 @@ from typing import Any, Final
 import anyio
 import httpx
 import pytest
-from integration.test_serve_process import AUTH, CLI, free_port, running
+from serving import AUTH, CLI, free_port, running
 
 
 def make_memory(tmp_path: Path) -> Path:

@@ -7,17 +7,16 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
 import pytest
+from pg_schemas import postgres_schema
 
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.location import locate
-from tests.postgres import postgres_schema
 
 APEXMEM: Final = [sys.executable, "-c", "from apexmem.cli import main; main()"]
 SETTINGS: Final = "[memory.vectors]\nenabled = false\n"
@@ -32,7 +31,7 @@ def _run(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def source(tmp_path: Path) -> Iterator[Path]:
+def source(tmp_path: Path) -> Path:
     """A SQLite memory with a supersession, a late correction and an idempotent write."""
     directory = tmp_path / "home"
     directory.mkdir()
@@ -47,7 +46,7 @@ def source(tmp_path: Path) -> Iterator[Path]:
             subject="Bob", subject_type="person", relation="uses", object="Rust",
             object_type="tool", idempotency_key="bob-rust-1",
         )  # fmt: skip
-    yield directory
+    return directory
 
 
 def _answers(memory: Memory) -> tuple[object, ...]:

@@ -11,15 +11,15 @@ from typing import Any, Final
 import httpx
 import psycopg
 import pytest
+from litestar.testing import TestClient
+from pg_schemas import postgres_schema
+from serving import AUTH, CLI, free_port, running
+from storage_backends import POSTGRES_URL, drop_schema
 
 from apexmem import Memory
 from apexmem.location import Location, locate
 from apexmem.server.app import create_app
 from apexmem.server.tenants import Tenants, tenant_schema
-from tests.integration.test_http_api import client_for, fact, make_memory
-from tests.integration.test_serve_process import AUTH, CLI, free_port, running
-from tests.postgres import postgres_schema
-from tests.storage_backends import POSTGRES_URL, drop_schema
 
 SETTINGS: Final = '[memory.vectors]\nembedder = "hashing"\n'
 WAIT_S: Final = 60.0
@@ -74,7 +74,9 @@ def test_servers_on_one_postgresql_memory_answer_alike_once_projected(tmp_path: 
 
 def _tenants_root(tmp_path: Path) -> Path:
     for name, token in (("alpha", "alpha-token-0123456789"), ("beta-2", "beta-token-01234567890")):
-        make_memory(tmp_path / "tenants" / name, token=token)
+        (tmp_path / "tenants" / name).mkdir(parents=True)
+        settings = f'{SETTINGS}\n[server]\ntoken = "{token}"\n'
+        (tmp_path / "tenants" / name / "apexmem.toml").write_text(settings, encoding="utf-8")
     return tmp_path / "tenants"
 
 
@@ -88,13 +90,13 @@ def _open_in(cache: Path) -> Callable[[Location], Memory]:
 def test_each_postgresql_tenant_keeps_its_rows_in_a_schema_of_its_own(tmp_path: Path) -> None:
     alpha = {"Authorization": "Bearer alpha-token-0123456789"}
     beta = {"Authorization": "Bearer beta-token-01234567890"}
-    body = {"facts": [fact("Alice", "works_at", "Acme")]}
+    body = {"facts": [{"subject": "Alice", "relation": "works_at", "object": "Acme"}]}
     schemas = [tenant_schema("alpha"), tenant_schema("beta-2")]
     tenants = Tenants(
         root=_tenants_root(tmp_path), database=POSTGRES_URL, opener=_open_in(tmp_path / "c")
     )
     try:
-        with client_for(create_app(tenants)) as client:
+        with TestClient(create_app(tenants)) as client:
             written = client.post("/v1/tenants/alpha/facts", json=body, headers=alpha)
             own = client.get("/v1/tenants/alpha/facts", params={"entity": "Alice"}, headers=alpha)
             other = client.get("/v1/tenants/beta-2/facts", params={"entity": "Alice"}, headers=beta)

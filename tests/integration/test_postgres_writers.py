@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from pg_schemas import postgres_schema
 
 from apexmem import Memory
 from apexmem.events import EntityObserved, FactAsserted
 from apexmem.location import locate
-from tests.postgres import postgres_schema
 
 WRITER: Final = Path(__file__).with_name("writer_process.py")
 SETTINGS: Final = '[memory.vectors]\nembedder = "hashing"\n'

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import IO, Final
 
 import pytest
+from pg_schemas import postgres_schema
 
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.settings import Settings, parse_settings
 from apexmem.location import locate
 from apexmem.readmodels import tracked_position
-from tests.postgres import postgres_schema
 
 APEXMEM: Final = [sys.executable, "-c", "from apexmem.cli import main; main()"]
 SETTINGS: Final = (

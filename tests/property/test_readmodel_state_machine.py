@@ -17,6 +17,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from sqlalchemy import select
+from storage_backends import POSTGRES_URL, drop_schema, fresh_schema
 
 from apexmem import ApexmemError, Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
@@ -28,7 +29,6 @@ from apexmem.readmodels.recall import visible_facts
 from apexmem.readmodels.tables import facts
 from apexmem.readmodels.vectors import VectorProjection, reset_vector_items, vector_items
 from apexmem.replay.runner import Runner
-from tests.storage_backends import POSTGRES_URL, drop_schema, fresh_schema
 
 PEOPLE: Final = ("Alice", "Bob Stone", "Carol")
 PLACES: Final = ("Acme", "Globex", "Initech", "Paris")

@@ -175,6 +175,7 @@ def test_a_memory_whose_log_stores_hex_text_still_writes_finds_and_rebuilds(
         memory.rebuild()
         after = memory.as_of().facts_about("Alice")
         report = memory.verify()
+        assert isinstance(memory.log, EventLog)
         ids = memory.log.ids.name
 
     assert ids == "text"

@@ -14,6 +14,7 @@ import pytest
 
 from apexmem import ApexmemError, Memory, ValidationError
 from apexmem.domain.recall import ActivationParams, spread
+from apexmem.events.log import EventLog
 from apexmem.readmodels import dump
 from apexmem.readmodels.traverse import activation_edges
 
@@ -381,6 +382,7 @@ def test_rebuild_gives_the_same_tables(memory: Memory) -> None:
 def test_the_runner_steps_over_gaps_in_positions(memory: Memory) -> None:
     memory.assert_facts([edge(f"Node {i}", "links", "Hub") for i in range(5)])
     memory.rebuild()
+    assert isinstance(memory.log, EventLog)
     with sqlite3.connect(memory.log.path) as raw:
         raw.execute("DELETE FROM stored_events WHERE rowid = 3")
     memory.rebuild()

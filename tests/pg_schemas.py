@@ -7,8 +7,7 @@ from contextlib import contextmanager
 from uuid import uuid4
 
 import psycopg
-
-from tests.storage_backends import POSTGRES_URL, drop_schema
+from storage_backends import POSTGRES_URL, drop_schema
 
 __all__ = ["postgres_schema"]
 

@@ -492,6 +492,8 @@ class Memory(View):
         known_at: TimeArg = None,
         include_faded: bool = False,
         include_co_mentions: bool = False,
+        relations: Sequence[str] | None = None,
+        min_score: float | None = None,
     ) -> Recall:
         """The facts and messages that best answer `query`, best first, each with why and whence.
 
@@ -504,7 +506,10 @@ class Memory(View):
         for the mode. Each recall records which facts it
         returned (one usage event; `[memory.recall] record_usage`). Faded facts (confidence
         decayed under 0.1 by `known_at`, else now) are left out unless `include_faded`;
-        co-mention facts (`mentioned_with`) unless `include_co_mentions`.
+        co-mention facts (`mentioned_with`) unless `include_co_mentions`. `relations` keeps
+        only facts of those relations (mapped by the ontology; one neither it nor any fact
+        knows is a ValidationError); hits under `min_score` x the best hit's score are left
+        out (default `[memory.recall] min_score`).
         """
         found = self.as_of(valid_at=valid_at, known_at=known_at).recall(
             query,
@@ -514,6 +519,8 @@ class Memory(View):
             mode=mode,
             include_faded=include_faded,
             include_co_mentions=include_co_mentions,
+            relations=relations,
+            min_score=min_score,
         )
         self._note_usage(found)
         return found

@@ -185,6 +185,12 @@ class RecallSettings(_Section, frozen=True, kw_only=True):
     turn_after_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.3
     """A message also scores this share of the fused score of the message just after it."""
     speaker_boost: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 2.0
+    relation_boost: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 2.0
+    """Facts of the relation a question's verb asks about ("where ... work": works_at)
+    whose subject the question names score `1 + relation_boost` times more."""
+    min_score: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
+    """A recall leaves out hits scoring under this share of its best hit's score (0: none
+    left out); `recall(min_score=...)` overrides it."""
     """When a question names a participant of the conversations (a message speaker), their
     messages and the facts about them score `1 + speaker_boost` times more, and the name
     itself is not searched for (it would find the turns that address them)."""

@@ -39,6 +39,7 @@ from apexmem.domain.recall import (
 )
 from apexmem.domain.recall.conversation import boosted, in_context, without_names
 from apexmem.domain.recall.evidence import shown_by_default, stands_in
+from apexmem.domain.recall.predicates import asked_relations
 from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
 from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms, search_terms
 from apexmem.domain.settings import Settings
@@ -134,6 +135,7 @@ class Recaller:
             run.named = named
             chosen = self.settings.memory.recall
             run.shares = (chosen.turn_before_share, chosen.turn_after_share, chosen.speaker_boost)
+            run.relation_boost = chosen.relation_boost
             if vector is not None:  # a missing or stale index is built outside the budget
                 assert self._similarity is not None
                 self._similarity.index.sync(connection)
@@ -408,6 +410,11 @@ class _Run:
         """The entities (hex) those participants are: facts about them are boosted too."""
         self.around: dict[_Key, tuple[_Key | None, _Key | None]] = {}
         self.context_why: dict[_Key, list[str]] = {}
+        self.relations = None if query.relations is None else set(query.relations)
+        self.min_score = query.min_score
+        self.asked = asked_relations(search_terms(query.text))
+        """The relations the question's verbs ask about (`domain.recall.predicates`)."""
+        self.relation_boost = 0.0
         self.shares = (0.0, 0.0, 0.0)
         """(turn_before_share, turn_after_share, speaker_boost) of the settings."""
 
@@ -440,7 +447,9 @@ class _Run:
         chosen: list[tuple[_Key, float]] = []
         seen: set[Hashable] = set()
         sources: dict[str, set[Hashable]] = {"fact": set(), "message": set()}
-        fused = [(k, s) for k, s in fused if self._shown(k)]
+        fused = [(k, s) for k, s in fused if self._shown(k) and self._kept(k)]
+        floor = self.min_score * fused[0][1] if fused else 0.0
+        fused = [(k, s) for k, s in fused if s >= floor]
         standing_in = self._standing_in(connection, [k for k, _ in fused])
         for key, score in fused:
             identity = self._identity(key)
@@ -486,8 +495,29 @@ class _Run:
         for key in favoured:
             self.context_why.setdefault(key, []).append("about a participant the question names")
         scores = boosted(scores, favoured, boost)
+        answers = [k for k in scores if self._answers(k)]
+        for key in answers:
+            relation = self.facts[key[1]].relation
+            self.context_why.setdefault(key, []).append(f"the relation asked about ({relation})")
+        scores = boosted(scores, answers, self.relation_boost)
         order = {k: i for i, k in enumerate(scores)}
         return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+
+    def _answers(self, key: _Key) -> bool:
+        """A fact of a relation the question asks about, whose subject it names."""
+        if key[0] != "fact" or not self.asked:
+            return False
+        fact = self.facts[key[1]]
+        named = fact.subject_id in self.favoured_subjects or any(
+            fact.subject_id == seed.hex for seed in self.seeds
+        )
+        return named and fact.relation in self.asked
+
+    def _kept(self, key: _Key) -> bool:
+        """Whether the `relations` asked for (if any) keep this candidate."""
+        if self.relations is None:
+            return True
+        return key[0] == "fact" and self.facts[key[1]].relation in self.relations
 
     def _about_named(self, key: _Key) -> bool:
         kind, item = key

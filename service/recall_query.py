@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, Literal
 
 import msgspec
 
+from apexmem.domain.names import normalize_relation
 from apexmem.domain.settings import Settings
 from apexmem.events.errors import ValidationError
 from apexmem.readmodels.moment import NOW, Moment
 from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
 
-__all__ = ["MODES", "Mode", "RecallQuery"]
+__all__ = ["MODES", "Mode", "RecallQuery", "checked_relations"]
 
 Mode = Literal["bfs", "activation"]
 MODES: Final[tuple[Mode, ...]] = ("bfs", "activation")
@@ -32,6 +33,10 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
     include_faded: bool = False
     include_co_mentions: bool = False
     """Show co-mention facts ("A and B were mentioned together"), left out by default."""
+    relations: tuple[str, ...] | None = None
+    """Only facts of these (canonical) relations, no messages (None: any)."""
+    min_score: float = 0.0
+    """Hits scoring under this share of the best hit's score are left out."""
 
     @classmethod
     def of(
@@ -46,9 +51,13 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
         moment: Moment = NOW,
         include_faded: bool = False,
         include_co_mentions: bool = False,
+        relations: Sequence[str] | None = None,
+        min_score: float | None = None,
     ) -> RecallQuery:
         """The query asked, each argument checked, defaults from `[memory.graph]`:
-        recall_limit, the mode's max_hops and spreading_activation.enabled for the mode."""
+        recall_limit, the mode's max_hops and spreading_activation.enabled for the mode;
+        `min_score` from `[memory.recall]`. `relations` come canonical (see
+        `checked_relations`)."""
         checked_text("query", text)
         graph = settings.memory.graph
         activation = graph.spreading_activation
@@ -68,7 +77,43 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
             moment=moment,
             include_faded=include_faded,
             include_co_mentions=include_co_mentions,
+            relations=None if relations is None else tuple(dict.fromkeys(relations)),
+            min_score=_min_score(
+                settings.memory.recall.min_score if min_score is None else min_score
+            ),
         )
+
+
+def checked_relations(
+    field: str,
+    values: object,
+    canonical: Callable[[str], tuple[str, bool]],
+    held: Callable[[str], bool],
+) -> list[str]:
+    """`values` (a list of relation names) as canonical relations, each one the ontology
+    maps (`canonical` -> (relation, mapped)) or some fact holds (`held`), else a
+    ValidationError naming `field`."""
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise ValidationError(field, values, "is not a list of relation names")
+    found = []
+    for value in values:
+        if not isinstance(value, str):
+            raise ValidationError(field, value, "is not a relation name")
+        relation, mapped = canonical(normalize_relation(field, value))
+        if not mapped and not held(relation):
+            raise ValidationError(field, value, "is not a relation of the ontology or of any fact")
+        found.append(relation)
+    return found
+
+
+def _min_score(value: object) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0.0 <= value <= 1.0  # NaN fails both comparisons
+    ):
+        raise ValidationError("min_score", value, "is not a number from 0 to 1")
+    return float(value)
 
 
 def _mode(value: str | None, default: Mode) -> Mode:

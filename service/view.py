@@ -45,9 +45,10 @@ from apexmem.readmodels import (
 )
 from apexmem.readmodels.decay import fading_at
 from apexmem.readmodels.moment import NOW, Lens, Moment
+from apexmem.readmodels.relations import relation_held
 from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
 from apexmem.service.recall import Recaller
-from apexmem.service.recall_query import RecallQuery
+from apexmem.service.recall_query import RecallQuery, checked_relations
 from apexmem.service.recalled import Recall
 from apexmem.service.similarity import Similar, Similarity
 
@@ -161,6 +162,8 @@ class View:
         mode: str | None = None,
         include_faded: bool = False,
         include_co_mentions: bool = False,
+        relations: Sequence[str] | None = None,
+        min_score: float | None = None,
     ) -> Recall:
         """The facts and messages that best answer `query`, inside the view's state.
 
@@ -170,6 +173,8 @@ class View:
         if self._view_recaller is None:
             raise ApexmemError("this view cannot recall: take one from Memory.as_of")
         self._ready()
+        if relations is not None:
+            relations = self._relations("relations", relations)
         asked = RecallQuery.of(
             self._view_recaller.settings,
             query,
@@ -180,8 +185,24 @@ class View:
             moment=self.moment,
             include_faded=include_faded,
             include_co_mentions=include_co_mentions,
+            relations=relations,
+            min_score=min_score,
         )
         return self._view_recaller.recall(asked)
+
+    def _relations(self, field: str, relations: object) -> list[str]:
+        """`relations` as canonical relations; one neither the ontology nor any fact knows
+        is a ValidationError."""
+        ontology = self._ontology()
+
+        def canonical(relation: str) -> tuple[str, bool]:
+            resolved = ontology.resolve(relation)
+            return resolved.canonical, not resolved.unmapped
+
+        with self._store.read() as connection:
+            return checked_relations(
+                field, relations, canonical, lambda relation: relation_held(connection, relation)
+            )
 
     def similar(self, text: str, *, kind: str = "fact", k: int = 10) -> list[Similar]:
         """The `k` entities, facts or messages (`kind`) current in the view's state whose
@@ -220,15 +241,19 @@ class View:
         valid_at: TimeArg | _Unset = UNSET,
         entity_type: str | None = None,
         include_faded: bool = False,
+        relation: str | None = None,
     ) -> list[FactRow]:
         """Believed facts with the entity as subject or object (open-ended ones by default;
-        faded ones only with `include_faded`)."""
+        faded ones only with `include_faded`; only those of `relation`, mapped by the
+        ontology, when given)."""
         checked_text("entity", entity)
         _checked_type(entity_type)
         self._ready()
+        wanted = None if relation is None else set(self._relations("relation", [relation]))
         with self._store.read() as connection:
             lens = self._lens(connection, self._valid(valid_at), include_faded=include_faded)
-            return facts_about(connection, entity, lens=lens, entity_type=entity_type)
+            found = facts_about(connection, entity, lens=lens, entity_type=entity_type)
+        return found if wanted is None else [f for f in found if f.relation in wanted]
 
     def edges_at_timestamp(
         self, entity: str, at: TimeArg, *, include_faded: bool = False

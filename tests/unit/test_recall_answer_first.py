@@ -1,0 +1,96 @@
+"""The answer first: the relation a question asks about ranks first, `relations` and
+`relation` filter, `min_score` drops the padding, and bad arguments are refused."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from apexmem import Memory, ValidationError
+from apexmem.domain.recall.predicates import asked_relations
+
+
+@pytest.fixture
+def alice(memory: Memory) -> Memory:
+    memory.assert_fact(
+        subject="Alice",
+        subject_type="person",
+        relation="uses",
+        object="Rust",
+        fact="Alice uses Rust",
+    )
+    memory.assert_fact(
+        subject="Alice",
+        subject_type="person",
+        relation="works_at",
+        object="Globex",
+        object_type="organization",
+        fact="Alice works at Globex",
+    )
+    memory.assert_fact(
+        subject="Alice",
+        subject_type="person",
+        relation="likes",
+        object="Tea",
+        fact="Alice likes tea",
+    )
+    return memory
+
+
+def test_a_questions_verb_names_the_relation_it_asks_about() -> None:
+    assert asked_relations(["where", "does", "alice", "work"]) == ["works_at"]
+    assert asked_relations(["who", "lives", "in", "paris"]) == ["lives_in"]
+    assert asked_relations(["which", "tools", "does", "bob", "use"]) == ["uses"]
+    assert asked_relations(["tell", "me", "about", "bob"]) == []
+
+
+def test_the_fact_of_the_relation_asked_about_comes_first(alice: Memory) -> None:
+    found = alice.recall("Where does Alice work?", limit=3)
+
+    assert found[0].text == "Alice works at Globex"
+    assert "the relation asked about (works_at)" in found[0].why
+
+
+def test_relations_keep_only_facts_of_those_relations_mapped_by_the_ontology(
+    alice: Memory,
+) -> None:
+    alice.record_message(episode="c1", speaker="user", text="Alice uses Rust daily")
+
+    found = alice.recall("Alice", relations=["employed_by", "likes"], limit=10)
+
+    assert {h.fact.relation for h in found if h.fact} == {"works_at", "likes"}
+    assert all(h.kind == "fact" for h in found)
+
+
+def test_facts_about_can_ask_for_one_relation(alice: Memory) -> None:
+    found = alice.facts_about("Alice", relation="works_for")
+
+    assert [f.fact for f in found] == ["Alice works at Globex"]
+
+
+def test_min_score_drops_hits_far_below_the_best(alice: Memory) -> None:
+    everything = alice.recall("Where does Alice work?", limit=10)
+    best_only = alice.recall("Where does Alice work?", limit=10, min_score=1.0)
+
+    assert len(everything) > 1
+    assert [h.text for h in best_only] == [everything[0].text]
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, math.nan, "high", True])
+def test_a_min_score_outside_zero_to_one_is_refused(alice: Memory, value: object) -> None:
+    with pytest.raises(ValidationError) as caught:
+        alice.recall("Alice", min_score=value)  # type: ignore[arg-type]
+
+    assert caught.value.field == "min_score"
+
+
+def test_an_unknown_relation_is_refused_naming_the_argument(alice: Memory) -> None:
+    with pytest.raises(ValidationError) as recalled:
+        alice.recall("Alice", relations=["works_at", "flies_to"])
+    with pytest.raises(ValidationError) as asked:
+        alice.facts_about("Alice", relation="flies_to")
+
+    assert recalled.value.field == "relations"
+    assert recalled.value.value == "flies_to"
+    assert asked.value.field == "relation"

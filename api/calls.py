@@ -155,6 +155,8 @@ def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
         mode=request.mode,
         valid_at=request.valid_at,
         known_at=request.known_at,
+        relations=request.relations,
+        min_score=request.min_score,
     )
 
 
@@ -162,7 +164,10 @@ def facts_about(memory: Memory, request: FactsAboutIn) -> FactsFound:
     """Believed facts about an entity, valid at `valid_at`, as known at `known_at`."""
     view = memory.as_of(known_at=request.known_at)
     found = view.facts_about(
-        request.entity, valid_at=request.valid_at, entity_type=request.entity_type
+        request.entity,
+        valid_at=request.valid_at,
+        entity_type=request.entity_type,
+        relation=request.relation,
     )
     return FactsFound(facts=found)
 

@@ -175,8 +175,9 @@ TOOLS: Final = (
     ),
     Tool(
         name="recall_as_of",
-        description="Recall inside a past state: what the memory had been told by known_at "
-        "(and, with valid_at, what was true in the world then).",
+        description="Recall inside a past state: what was true in the world at valid_at "
+        '("where did Alice work in 2019"), and/or what the memory had been told by '
+        "known_at.",
         input=AsOfRecallIn,
         output=Recall,
         run=calls.recall,

@@ -187,18 +187,23 @@ class RecallIn(_In, frozen=True, kw_only=True):
     mode: Literal["bfs", "activation"] | None = None
     valid_at: UtcDateTime | None = None
     known_at: UtcDateTime | None = None
+    relations: list[str] | None = None
+    min_score: float | None = None
 
 
 class AsOfRecallIn(_In, frozen=True, kw_only=True):
-    """A recall inside a past state: what the store had been told by `known_at`."""
+    """A recall inside a past state: true in the world at `valid_at`, as the store had been
+    told by `known_at` (either alone, or both)."""
 
     query: _Query
-    known_at: UtcDateTime
     valid_at: UtcDateTime | None = None
+    known_at: UtcDateTime | None = None
     limit: _Limit | None = None
     max_hops: _Hops | None = None
     edge_types: list[str] | None = None
     mode: Literal["bfs", "activation"] | None = None
+    relations: list[str] | None = None
+    min_score: float | None = None
 
 
 class FactsAboutIn(_In, frozen=True, kw_only=True):
@@ -208,6 +213,7 @@ class FactsAboutIn(_In, frozen=True, kw_only=True):
     entity_type: str | None = None
     valid_at: UtcDateTime | None = None
     known_at: UtcDateTime | None = None
+    relation: str | None = None
 
 
 class TraverseIn(_In, frozen=True, kw_only=True):

@@ -13,7 +13,7 @@ from apexmem.domain.recall import format_lines
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.service.arguments import checked_count
 
-__all__ = ["Provenance", "Recall", "RecallHit", "format_context"]
+__all__ = ["Provenance", "Recall", "RecallHit", "format_context", "when"]
 
 
 class Provenance(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,16 +76,31 @@ class Recall(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def format_context(hits: Recall | list[RecallHit], *, budget_chars: int = 2_000) -> str:
-    """`- <text> (confidence: 0.95)` per hit, best first, within `budget_chars` characters.
+    """`- <text> [when] (confidence: 0.95)` per hit, best first, within `budget_chars`
+    characters.
 
     Newlines and angle brackets in stored text become spaces, so nothing recalled can
-    open a new prompt section. A message reads `<speaker>: <text>`.
+    open a new prompt section. A fact says when it held (`[since 2024-06-01]`,
+    `[2019-03-01 to 2021-06-30]`); a message reads `<speaker>: <text> [said 2023-05-08]`.
     """
     checked_count("budget_chars", budget_chars)
     return format_lines(
-        (
-            (h.text if h.message is None else f"{h.message.speaker}: {h.text}", h.confidence)
-            for h in hits
-        ),
-        budget_chars=budget_chars,
+        ((f"{_said(h)} [{when(h)}]", h.confidence) for h in hits), budget_chars=budget_chars
     )
+
+
+def when(hit: RecallHit) -> str:
+    """When a recalled fact held or a message was said, as dates (UTC)."""
+    if hit.message is not None:
+        return f"said {_day(hit.message.at)}"
+    assert hit.fact is not None
+    start, end = hit.fact.valid_from, hit.fact.valid_until
+    return f"since {_day(start)}" if end is None else f"{_day(start)} to {_day(end)}"
+
+
+def _said(hit: RecallHit) -> str:
+    return hit.text if hit.message is None else f"{hit.message.speaker}: {hit.text}"
+
+
+def _day(moment: datetime) -> str:
+    return moment.date().isoformat()

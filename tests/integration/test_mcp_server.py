@@ -126,6 +126,24 @@ def test_recall_as_of_sees_only_what_was_known_then(tenant: Tenant) -> None:
     assert "Alice uses Rust" not in text(then)
 
 
+def test_recall_as_of_takes_valid_at_alone_and_says_when_each_fact_held(tenant: Tenant) -> None:
+    earlier = {
+        **ALICE,
+        "object": "Initech",
+        "valid_from": "2018-01-01T00:00:00Z",
+        "valid_until": "2020-06-01T00:00:00Z",
+    }
+    calls(tenant, ("remember", earlier))
+
+    [then] = calls(
+        tenant,
+        ("recall_as_of", {"query": "Where did Alice work?", "valid_at": "2019-05-01T00:00:00Z"}),
+    )
+
+    assert not then.is_error
+    assert "Alice works_at Initech [2018-01-01 to 2020-06-01]" in text(then)
+
+
 def test_bad_arguments_are_a_tool_error_naming_field_and_rule_and_write_nothing(
     tenant: Tenant,
 ) -> None:

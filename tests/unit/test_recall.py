@@ -306,7 +306,9 @@ def test_format_context_renders_lines_within_the_budget(memory: Memory) -> None:
         confidence=0.95,
     )
     found = memory.recall("Rust cargo")
-    assert memory.format_context(found) == "- Rust uses cargo b (confidence: 0.95)"
+    since = found[0].fact.valid_from.date().isoformat() if found[0].fact else ""
+    expected = f"- Rust uses cargo b [since {since}] (confidence: 0.95)"
+    assert memory.format_context(found) == expected
     assert memory.format_context(found, budget_chars=10) == ""
 
 

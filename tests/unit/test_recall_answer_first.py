@@ -94,3 +94,37 @@ def test_an_unknown_relation_is_refused_naming_the_argument(alice: Memory) -> No
     assert recalled.value.field == "relations"
     assert recalled.value.value == "flies_to"
     assert asked.value.field == "relation"
+
+
+def test_the_context_block_says_when_a_fact_held_and_when_a_message_was_said(
+    memory: Memory,
+) -> None:
+    memory.assert_fact(
+        subject="Bob",
+        subject_type="person",
+        relation="works_at",
+        object="Initech",
+        fact="Bob works at Initech",
+        valid_from="2019-03-01T00:00:00Z",
+        valid_until="2021-06-30T00:00:00Z",
+    )
+    memory.assert_fact(
+        subject="Bob",
+        subject_type="person",
+        relation="lives_in",
+        object="Oslo",
+        fact="Bob lives in Oslo",
+        valid_from="2024-06-01T00:00:00Z",
+    )
+    memory.record_message(
+        episode="c1", speaker="Bob", text="Oslo is cold", at="2023-05-08T10:00:00Z"
+    )
+
+    block = memory.format_context(
+        memory.recall("Bob Initech Oslo", limit=5, valid_at="2020-01-01T00:00:00Z")
+    )
+    now = memory.format_context(memory.recall("Bob Oslo", limit=5))
+
+    assert "Bob works at Initech [2019-03-01 to 2021-06-30]" in block
+    assert "Bob lives in Oslo [since 2024-06-01]" in now
+    assert "Bob: Oslo is cold [said 2023-05-08]" in now

@@ -13,9 +13,13 @@ from serving import AUTH, CLI, free_port, running
 
 
 def make_memory(tmp_path: Path) -> Path:
-    """A memory directory with the default settings (WordLlama vectors, as a user has)."""
+    """A memory directory with the default settings (WordLlama vectors, as a user has), but
+    a recall never cut short by its time budget (a cold first recall on a loaded machine)."""
     directory = tmp_path / "mem"
     directory.mkdir()
+    (directory / "apexmem.toml").write_text(
+        "[memory.graph.spreading_activation]\nrecall_timeout_ms = 60000\n", encoding="utf-8"
+    )
     return directory
 
 

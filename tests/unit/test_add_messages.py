@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Final
 
 import pytest
 from clocks import Clock
@@ -29,12 +30,23 @@ PRIYA = [
 ]
 
 
+UNHURRIED: Final = "[memory.graph.spreading_activation]\nrecall_timeout_ms = 60000\n"
+"""A recall never cut short by its time budget (a cold first recall on a loaded machine)."""
+
+
+def opened(directory: Path, clock: Clock) -> Memory:
+    """A memory with default settings but an unhurried recall."""
+    directory.mkdir()
+    (directory / "apexmem.toml").write_text(UNHURRIED, encoding="utf-8")
+    return Memory.open(directory, clock=clock)
+
+
 @pytest.fixture
 def memory(tmp_path: Path) -> Iterator[Memory]:
     clock = Clock()
     clock.now = T3 + timedelta(days=1)
-    with Memory.open(tmp_path / "mem", clock=clock) as opened:
-        yield opened
+    with opened(tmp_path / "mem", clock) as memory:
+        yield memory
 
 
 def test_the_priya_conversation_answers_where_she_lives_now_with_the_dated_berlin_fact(
@@ -146,7 +158,7 @@ def test_a_backfilled_year_old_conversation_answers_questions_about_itself(
     clock = Clock()
     clock.now = datetime(2025, 6, 1, tzinfo=UTC)  # over a year after the conversation
     said = datetime(2024, 3, 2, 18, 0, tzinfo=UTC)
-    with Memory.open(tmp_path / "mem", clock=clock) as memory:
+    with opened(tmp_path / "mem", clock) as memory:
         memory.add_messages(
             episode="old",
             messages=[

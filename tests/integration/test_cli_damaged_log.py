@@ -49,6 +49,24 @@ def _last_position(directory: Path) -> int:
     return int(last)
 
 
+def _first_with(directory: Path, text: str) -> int:
+    with sqlite3.connect(directory / "events.db") as db:
+        [(position,)] = db.execute(
+            "SELECT MIN(rowid) FROM stored_events WHERE instr(state, ?) > 0", (text,)
+        )
+    db.close()
+    return int(position)
+
+
+def _tamper_text(directory: Path, position: int, old: str, new: str) -> None:
+    with sqlite3.connect(directory / "events.db") as db:
+        db.execute(
+            "UPDATE stored_events SET state = replace(state, ?, ?) WHERE rowid = ?",
+            (old, new, position),
+        )
+    db.close()
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -82,27 +100,13 @@ def test_damage_at_the_end_of_the_chain_is_found_on_open_without_verify(tmp_path
     mem = tmp_path / "mem"
     _memory(mem)
     last = _last_position(mem)
-    with sqlite3.connect(mem / "events.db") as db:
-        db.execute(
-            "UPDATE stored_events SET state = replace(state, 'Globex', 'Glibex') WHERE rowid = ?",
-            (_first_with(mem, "Globex"),),
-        )
-    db.close()
+    _tamper_text(mem, _first_with(mem, "Globex"), "Globex", "Glibex")
 
     write = _run("--db", str(mem), "ingest", "-", stdin=_line("Carol", "Initech"))
 
     assert write.returncode != 0
     assert "chain breaks at position" in " ".join(write.stderr.split())
     assert _last_position(mem) == last
-
-
-def _first_with(directory: Path, text: str) -> int:
-    with sqlite3.connect(directory / "events.db") as db:
-        [(position,)] = db.execute(
-            "SELECT MIN(rowid) FROM stored_events WHERE instr(state, ?) > 0", (text,)
-        )
-    db.close()
-    return int(position)
 
 
 def test_recover_copies_the_log_up_to_the_last_good_position_and_keeps_the_damaged_one(
@@ -131,12 +135,3 @@ def test_recover_copies_the_log_up_to_the_last_good_position_and_keeps_the_damag
     assert (new / "apexmem.toml").read_text(encoding="utf-8") == NO_VECTORS
     assert intact.returncode == 2 and "nothing to recover" in intact.stderr
     assert not (tmp_path / "other").exists()
-
-
-def _tamper_text(directory: Path, position: int, old: str, new: str) -> None:
-    with sqlite3.connect(directory / "events.db") as db:
-        db.execute(
-            "UPDATE stored_events SET state = replace(state, ?, ?) WHERE rowid = ?",
-            (old, new, position),
-        )
-    db.close()

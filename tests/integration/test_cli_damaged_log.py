@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test runs apexmem 3 to 7 times, ~2 s of start-up each
 APEXMEM = [sys.executable, "-c", "from apexmem.cli import main; main()"]
 NO_VECTORS = "[memory.vectors]\nenabled = false\n"
 

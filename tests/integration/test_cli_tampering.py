@@ -11,10 +11,13 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from apexmem import Memory
 from apexmem.domain.commands import AssertFact
 from apexmem.domain.embedding import HashingEmbedder
 
+pytestmark = pytest.mark.slow  # each test runs apexmem 3 to 7 times, ~2 s of start-up each
 APEXMEM = [sys.executable, "-c", "from apexmem.cli import main; main()"]
 NO_VECTORS = "[memory.vectors]\nenabled = false\n"
 

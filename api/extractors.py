@@ -3,7 +3,9 @@
 a memory's settings make.
 
 A model that cannot be reached (refused connection, timeout, an HTTP error) raises
-`ExtractorUnavailable`: the backfill leaves the message to read again. A model that answers
+`ExtractorUnavailable`: the backfill leaves the message to read again; after
+`FAILURES_BEFORE_PAUSE` of those in a row the extractor fails at once for `PAUSE_SECS`, so a
+down model does not cost each pending message a timeout. A model that answers
 something other than the JSON asked for, or refuses, gives an empty extraction (logged): the
 message is marked as read with nothing found, as the seeds degrade a parse failure.
 """
@@ -12,9 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from apexmem.domain.chat_extraction import ChatLimits, Unreadable, read_answer, request_body
@@ -24,9 +27,19 @@ from apexmem.domain.settings import GraphSettings
 from apexmem.events.errors import ApexmemError
 from apexmem.service.logs import get_logger
 
-__all__ = ["ChatExtractor", "ExtractorUnavailable", "extractor_for"]
+__all__ = [
+    "FAILURES_BEFORE_PAUSE",
+    "PAUSE_SECS",
+    "ChatExtractor",
+    "ExtractorUnavailable",
+    "extractor_for",
+]
 
 _logger = get_logger()
+FAILURES_BEFORE_PAUSE: Final = 3
+"""Requests in a row the model does not answer before the extractor pauses."""
+PAUSE_SECS: Final = 60.0
+"""How long a paused extractor fails at once (the messages stay unread) before trying again."""
 _DETAIL_BYTES: Final = 300
 """How much of an error response a failure quotes."""
 
@@ -47,15 +60,20 @@ class ChatExtractor:
         timeout_secs: float = 15.0,
         limits: ChatLimits | None = None,
         environ: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`api_key_env` names the environment variable holding the key (read at each
-        request, so a memory opens without it); empty: no key is sent."""
+        request, so a memory opens without it); empty: no key is sent. `clock` (seconds)
+        times the pause after failures in a row."""
         self.model = model
         self.url = f"{base_url.rstrip('/')}/chat/completions"
         self._api_key_env = api_key_env
         self._environ = os.environ if environ is None else environ
         self._timeout = timeout_secs
         self._limits = limits if limits is not None else ChatLimits()
+        self._clock = clock
+        self._failures = 0
+        self._paused_until = 0.0
 
     @property
     def name(self) -> str:
@@ -67,7 +85,15 @@ class ChatExtractor:
         if not message.text.strip():
             return Extraction()
         body = request_body(self.model, message, self._limits)
-        answer = self._post(body)
+        self._refuse_while_paused()
+        try:
+            answer = self._post(body)
+        except ExtractorUnavailable:
+            self._failures += 1
+            if self._failures >= FAILURES_BEFORE_PAUSE:
+                self._paused_until = self._clock() + PAUSE_SECS
+            raise
+        self._failures = 0
         content = _content(answer, message)
         if content is None:
             return Extraction()
@@ -90,6 +116,15 @@ class ChatExtractor:
                 dropped=list(reading.dropped),
             )
         return reading.extraction
+
+    def _refuse_while_paused(self) -> None:
+        """Fail at once while paused: a model down or hung would otherwise cost every
+        pending message a timeout. After the pause one request is tried again."""
+        if self._failures >= FAILURES_BEFORE_PAUSE and self._clock() < self._paused_until:
+            raise ExtractorUnavailable(
+                f"{self.url} failed {self._failures} times in a row; not asked again for "
+                f"{PAUSE_SECS:.0f} s after the last failure"
+            )
 
     def _post(self, body: dict[str, Any]) -> Any:
         """POST the request; the decoded JSON response, or ExtractorUnavailable."""

@@ -18,7 +18,13 @@ from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.extraction import Utterance
 from apexmem.domain.heuristic import HeuristicExtractor
 from apexmem.events import MessageExtracted
-from apexmem.extractors import ExtractorUnavailable, extractor_for
+from apexmem.extractors import (
+    FAILURES_BEFORE_PAUSE,
+    PAUSE_SECS,
+    ChatExtractor,
+    ExtractorUnavailable,
+    extractor_for,
+)
 
 MODEL = "qwen2.5:7b-instruct"
 T1 = datetime(2023, 3, 1, 9, 0, tzinfo=UTC)
@@ -295,3 +301,34 @@ def test_the_conversation_added_with_add_messages_is_read_by_the_model_in_the_ba
         assert "Priya is vegetarian." in [h.text for h in top]
         [tom] = [f for f in memory.facts_about("Tom Baker") if f.relation == "manages"]
         assert (tom.actor, tom.episode) == (f"chat.v1:{MODEL}", "conv-7")
+
+
+def test_after_failures_in_a_row_the_model_is_not_asked_until_a_pause_has_passed(
+    server: RecordedChat,
+) -> None:
+    now = [1_000.0]
+    extractor = ChatExtractor(model=MODEL, base_url=server.base_url, clock=lambda: now[0])
+    down = Utterance(
+        message_id=UUID(int=2),
+        conversation="c",
+        speaker="Priya",
+        text="The server is down today.",
+        at=T1,
+    )
+
+    for _ in range(FAILURES_BEFORE_PAUSE + 2):
+        with pytest.raises(ExtractorUnavailable):
+            extractor.extract(down, {})
+    asked_while_paused = len(server.requests)
+    now[0] += PAUSE_SECS
+    with pytest.raises(ExtractorUnavailable, match="HTTP 500"):
+        extractor.extract(down, {})
+
+    assert asked_while_paused == FAILURES_BEFORE_PAUSE
+    assert len(server.requests) == FAILURES_BEFORE_PAUSE + 1
+    with pytest.raises(ExtractorUnavailable, match="not asked again"):  # paused again
+        extractor.extract(utterance("I'm vegetarian and I live in Lisbon."), {})
+    now[0] += PAUSE_SECS
+    assert extractor.extract(utterance("I'm vegetarian and I live in Lisbon."), {}).facts
+    with pytest.raises(ExtractorUnavailable, match="HTTP 500"):  # the count started again
+        extractor.extract(down, {})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import re
+import select
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
@@ -105,10 +106,15 @@ class Connections:
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A connection of the pool; a broken one is closed rather than reused."""
-        try:
-            connection = self._idle.get_nowait()
-        except queue.Empty:
-            connection = self.server.connect()
+        while True:
+            try:
+                connection = self._idle.get_nowait()
+            except queue.Empty:
+                connection = self.server.connect()
+                break
+            if _open(connection):
+                break
+            connection.close()  # the server went away (restarted, or ended the session)
         try:
             yield connection
         finally:
@@ -183,6 +189,16 @@ def claim_schema(
         for statement in tables:
             connection.execute(statement.format(schema=name))
         connection.execute(f"INSERT INTO {name}.{LAYOUT_TABLE} VALUES (%s, %s)", (part, version))
+
+
+def _open(connection: psycopg.Connection[Any]) -> bool:
+    """Whether an idle connection is still open, without a round trip: the server sends an
+    idle session nothing, so a socket with something to read was closed or told it ends."""
+    try:
+        readable, _, _ = select.select([connection.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return False
+    return not readable
 
 
 def _reason(error: psycopg.Error) -> str:

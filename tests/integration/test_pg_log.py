@@ -14,7 +14,7 @@ import pytest
 from storage_backends import POSTGRES_URL, drop_schema, fresh_schema, open_postgres_log
 
 from apexmem.events import ApexmemError, FactsRetrieved, NewEvent, ValidationError
-from apexmem.events.postgres_log import PostgresLog
+from apexmem.events.postgres_log import LockedPostgresLog, PostgresLog
 from apexmem.replay.verify import verify
 
 APEXMEM = [sys.executable, "-c", "from apexmem.cli import main; main()"]
@@ -142,3 +142,64 @@ def test_the_cli_reports_an_unreachable_server_in_one_line_without_a_traceback()
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     assert "127.0.0.1:1" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def _end_session(
+    server: psycopg.Connection[tuple[Any, ...]], log: PostgresLog | LockedPostgresLog
+) -> None:
+    """End the server session of the log's (or locked section's) connection, as a server
+    restart does."""
+    [(pid,)] = log._query("SELECT pg_backend_pid()", ())
+    server.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    gone = False
+    while not gone:  # the session ends a moment after it is told to
+        found = server.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,))
+        gone = found.fetchone() is None
+
+
+def retrieved() -> NewEvent:
+    """An event of a new stream."""
+    stream = uuid4()
+    return NewEvent(stream_id=stream, version=1, data=FactsRetrieved(fact_ids=[stream]))
+
+
+def test_a_log_reads_and_appends_on_after_the_server_ended_its_idle_session(
+    schema: str, server: psycopg.Connection[tuple[Any, ...]]
+) -> None:
+    log = open_postgres_log(schema)
+    try:
+        log.append([retrieved()])
+        _end_session(server, log)
+
+        read = log.last_position()
+        _end_session(server, log)
+        appended = log.append([retrieved()])
+    finally:
+        log.close()
+
+    assert (read, appended.positions) == (1, [2])
+
+
+def test_an_append_whose_session_ended_before_its_commit_lands_once_when_retried_with_its_key(
+    schema: str, server: psycopg.Connection[tuple[Any, ...]]
+) -> None:
+    log = open_postgres_log(schema)
+    events = [retrieved(), retrieved()]
+
+    def cut_off() -> None:
+        with log.locked() as locked:
+            locked.append(events, idempotency_key="k")
+            _end_session(server, locked)
+
+    try:
+        with pytest.raises(ApexmemError, match="may or may not have landed"):
+            cut_off()
+
+        retried = log.append(events, idempotency_key="k")
+        again = log.append(events, idempotency_key="k")
+        report = verify(log)
+    finally:
+        log.close()
+
+    assert retried.positions == again.positions == [1, 2] and again.repeated
+    assert report.ok and report.events_checked == 2

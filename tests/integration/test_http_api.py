@@ -366,7 +366,7 @@ def test_every_endpoint_refuses_a_missing_or_wrong_token(
         for method, path in operations
     }
 
-    assert len(operations) == 13
+    assert len(operations) == 14
     assert set(statuses.values()) == {401}, statuses
     assert client.get("/v1/stats", headers=headers).headers["www-authenticate"].startswith("Bearer")
 
@@ -377,7 +377,8 @@ def test_the_openapi_document_describes_every_endpoint_and_bearer_auth(
     document = client.get("/v1/openapi.json", headers=AUTH).json()
 
     names = ["facts", "aliases", "messages", "retractions", "recall", "traverse", "history"]
-    assert set(document["paths"]) == {f"/v1/{p}" for p in [*names, "diff", "verify", "stats"]}
+    paths = [*names, "diff", "verify", "stats", "episodes/{episode}/messages"]
+    assert set(document["paths"]) == {f"/v1/{p}" for p in paths}
     assert document["security"] == [{"bearer": []}]
     problem = document["paths"]["/v1/facts"]["post"]["responses"]["422"]["content"]
     assert "application/problem+json" in problem

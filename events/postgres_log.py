@@ -188,11 +188,14 @@ class PostgresLog:
 
     def position_at(self, when: datetime) -> int:
         """The last position recorded at or before `when` (0 if none): the log as known then."""
+        # Times increase with positions (each append's is after the last's), so the latest
+        # time at or before `when` is the last position then: one step down its index.
         rows = self._query(
-            f"SELECT MAX(position) FROM {self._tables.index} WHERE recorded_at <= %s",
+            f"SELECT position FROM {self._tables.index} WHERE recorded_at <= %s "
+            "ORDER BY recorded_at DESC, position DESC LIMIT 1",
             (to_micros(when),),
         )
-        return int(rows[0][0] or 0)
+        return int(rows[0][0]) if rows else 0
 
     def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
         """Every position that has a record or a chain hash, with both as stored."""

@@ -42,7 +42,7 @@ _SENTENCE_ENDS: Final = frozenset(".!?:;\n")
 _ACRONYM_UP_TO: Final = 5
 """All-capital words up to this long (API, HTTP, JSON) are not taken for names."""
 
-Vector = npt.NDArray[np.float32]
+_Vector = npt.NDArray[np.float32]
 
 
 class Outcome(Enum):
@@ -59,7 +59,7 @@ class Outcome(Enum):
 class Turn(msgspec.Struct, frozen=True):
     """A turn as the gate remembers it: its unit vector and its candidate names."""
 
-    vector: Vector
+    vector: _Vector
     names: frozenset[str]
 
 

@@ -494,6 +494,8 @@ class Memory(View):
         include_co_mentions: bool = False,
         relations: Sequence[str] | None = None,
         min_score: float | None = None,
+        window: tuple[TimeArg, TimeArg] | None = None,
+        reference_time: TimeArg = None,
     ) -> Recall:
         """The facts and messages that best answer `query`, best first, each with why and whence.
 
@@ -509,7 +511,10 @@ class Memory(View):
         co-mention facts (`mentioned_with`) unless `include_co_mentions`. `relations` keeps
         only facts of those relations (mapped by the ontology; one neither it nor any fact
         knows is a ValidationError); hits under `min_score` x the best hit's score are left
-        out (default `[memory.recall] min_score`).
+        out (default `[memory.recall] min_score`). A time the question names ("in 2019",
+        "last summer" counted from `reference_time`, else now), or `window=(start, end)`,
+        is the valid time its facts are recalled at (the end of that period) when
+        `valid_at` is not given; `why` shows it.
         """
         found = self.as_of(valid_at=valid_at, known_at=known_at).recall(
             query,
@@ -521,6 +526,8 @@ class Memory(View):
             include_co_mentions=include_co_mentions,
             relations=relations,
             min_score=min_score,
+            window=window,
+            reference_time=reference_time,
         )
         self._note_usage(found)
         return found

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from time import monotonic
 from typing import Final, Literal
@@ -41,6 +41,7 @@ from apexmem.domain.recall.conversation import boosted, in_context, without_name
 from apexmem.domain.recall.evidence import shown_by_default, stands_in
 from apexmem.domain.recall.predicates import asked_relations
 from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
+from apexmem.domain.recall.window import question_window
 from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms, search_terms
 from apexmem.domain.settings import Settings
 from apexmem.events.timeutil import from_micros, to_micros
@@ -81,6 +82,7 @@ _FRONTIER: Final = 20
 """Entities a recall's BFS expands per hop at most (the strongest): an edge two hops out
 scores a third of one at the seed, and a hub's neighbours would otherwise cost thousands
 of rows for items that never reach the top of the list."""
+_MICROSECOND: Final = timedelta(microseconds=1)
 _MIN_TIMEOUT_MS: Final = 100
 """A budget of 0 means this (as in the reference): a recall always gets some time."""
 
@@ -131,6 +133,7 @@ class Recaller:
                 pool=max(query.limit, self.settings.memory.recall.candidates),
                 decay=decay,
                 weights=self._weights(),
+                now=query.reference_time or self._clock(),
             )
             run.named = named
             chosen = self.settings.memory.recall
@@ -171,7 +174,7 @@ class Recaller:
         around = neighbours(connection, list(run.messages))
         wanted = {n for pair in around.values() for n in pair if n is not None}
         run.messages.update(
-            visible_messages(connection, wanted - run.messages.keys(), moment=run.lens.moment)
+            visible_messages(connection, wanted - run.messages.keys(), moment=run.said)
         )
         for item, pair in around.items():
             previous, following = (n if n in run.messages else None for n in pair)
@@ -200,9 +203,7 @@ class Recaller:
         for fact, score in ranked_facts(connection, topic, lens=run.lens, size=run.pool):
             run.facts[fact.fact_id] = fact
             found.append((score, ("fact", fact.fact_id)))
-        for message, score in ranked_messages(
-            connection, topic, moment=run.lens.moment, size=run.pool
-        ):
+        for message, score in ranked_messages(connection, topic, moment=run.said, size=run.pool):
             run.messages[message.message_id] = message
             found.append((score, ("message", message.message_id)))
         run.add_list("full text", found)
@@ -218,7 +219,7 @@ class Recaller:
             return visible_facts(connection, [i for i, _ in near], lens=run.lens)
 
         def shown_messages(near: list[tuple[str, float]]) -> dict[str, MessageKey]:
-            return visible_messages(connection, [i for i, _ in near], moment=run.lens.moment)
+            return visible_messages(connection, [i for i, _ in near], moment=run.said)
 
         pool = run.pool
         near_facts, facts = nearest_shown(
@@ -369,6 +370,20 @@ class Recaller:
         run.add_list("graph", found)
 
 
+def _window(query: RecallQuery, now: datetime) -> tuple[datetime, datetime, str] | None:
+    """The window given, else (when no `valid_at` is) the one the question names."""
+    if query.window is not None:
+        return (*query.window, "")
+    if query.moment.valid_at is not None:
+        return None
+    return question_window(query.text, now)
+
+
+def _window_why(start: datetime, end: datetime, phrase: str) -> str:
+    named = f" ({phrase!r})" if phrase else ""
+    return f"valid time asked about: {start.date()} to {end.date()}{named}"
+
+
 class _Run:
     """One recall's working state: its query, the items found and the ranked lists."""
 
@@ -380,6 +395,7 @@ class _Run:
         pool: int,
         decay: Fading,
         weights: dict[str, float],
+        now: datetime,
     ) -> None:
         self.size = query.limit
         self.weights = weights
@@ -390,7 +406,17 @@ class _Run:
         fading = None if query.include_faded else decay
         self.co_mentions = query.include_co_mentions
         """Whether co-mention facts are shown (`domain.recall.evidence`)."""
-        self.lens = Lens(moment=query.moment, edge_types=explicit or (), fading=fading)
+        self.said = query.moment
+        """What messages are recalled in: said by its `valid_at`, recorded by its `known_at`."""
+        asked_window = _window(query, now)
+        self.window = None if asked_window is None else asked_window[:2]
+        """The valid-time window asked about (explicit, or named by the question), if any."""
+        self.window_why = "" if asked_window is None else _window_why(*asked_window)
+        held = query.moment
+        if self.window is not None and held.valid_at is None:
+            # Facts true by the end of the period asked about ("in 2019": the last one then).
+            held = msgspec.structs.replace(held, valid_at=self.window[1] - _MICROSECOND)
+        self.lens = Lens(moment=held, edge_types=explicit or (), fading=fading)
         """What every fact returned must be (of the types asked for, when asked)."""
         self.walk_lens = self.lens.typed(tuple(self.walked))
         """What the graph walks (the types asked for, else those the router picked)."""
@@ -450,13 +476,19 @@ class _Run:
         fused = [(k, s) for k, s in fused if self._shown(k) and self._kept(k)]
         floor = self.min_score * fused[0][1] if fused else 0.0
         fused = [(k, s) for k, s in fused if s >= floor]
-        standing_in = self._standing_in(connection, [k for k, _ in fused])
+        standing_in, readings = self._evidence(connection, [k for k, _ in fused])
+        read: set[Hashable] = set()
         for key, score in fused:
             identity = self._identity(key)
             source = self._source(key)
             other = "message" if key[0] == "fact" else "fact"
             if identity in seen or (source is not None and source in sources[other]):
                 continue
+            reading = readings.get(key)
+            if reading is not None and reading in read:
+                continue  # one reading of one message is one piece of evidence
+            if reading is not None:
+                read.add(reading)
             seen.add(identity)
             if source is not None and (key[0] == "message" or key in standing_in):
                 sources[key[0]].add(source)
@@ -530,21 +562,28 @@ class _Run:
         kind, item = key
         return kind == "message" or self.co_mentions or shown_by_default(self.facts[item].relation)
 
-    def _standing_in(self, connection: Connection, keys: list[_Key]) -> set[_Key]:
-        """The facts that may take the place of a candidate message they were learned
-        from: as good evidence (`domain.recall.evidence.stands_in`) at the moment asked."""
+    def _evidence(
+        self, connection: Connection, keys: list[_Key]
+    ) -> tuple[set[_Key], dict[_Key, Hashable]]:
+        """The facts that may take the place of a candidate message they were learned from
+        (as good evidence, `domain.recall.evidence.stands_in`, at the moment asked), and
+        each fact learned from a message by an actor (an extractor) with that reading: the
+        facts one extractor read in one message are shown once, as the message would be."""
         said = {self._source(k) for k in keys if k[0] == "message"} - {None}
-        learned = [k for k in keys if k[0] == "fact" and self._source(k) in said]
+        learned = [k for k in keys if k[0] == "fact" and self._source(k) is not None]
         if not learned:
-            return set()
+            return set(), {}
         rows, _ = hit_rows(connection, [(id_of(i), self.facts[i].position) for _, i in learned])
-        standing_in = set()
+        standing_in: set[_Key] = set()
+        readings: dict[_Key, Hashable] = {}
         for key in learned:
             f = rows[(id_of(key[1]), self.facts[key[1]].position)]
+            if f.actor is not None:
+                readings[key] = (self._source(key), f.actor)
             now = self.confidence_now(f.confidence, to_micros(f.observed_at), f.edge_type)
-            if stands_in(f.relation, now):
+            if self._source(key) in said and stands_in(f.relation, now):
                 standing_in.add(key)
-        return standing_in
+        return standing_in, readings
 
     def _source(self, key: _Key) -> Hashable | None:
         """A message and a fact learned from it (same episode and ref) are one piece of evidence.
@@ -581,6 +620,8 @@ class _Run:
                 continue
             why.append(self.graph_why[key] if name == "graph" else f"{name} #{ranked[key]}")
         why += self.context_why.get(key, [])
+        if self.window_why and key[0] == "fact":
+            why.append(self.window_why)
         kind, stored = key
         item = id_of(stored)
         if kind == "fact":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Final, Literal
 
 import msgspec
@@ -37,6 +38,10 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
     """Only facts of these (canonical) relations, no messages (None: any)."""
     min_score: float = 0.0
     """Hits scoring under this share of the best hit's score are left out."""
+    window: tuple[datetime, datetime] | None = None
+    """The valid-time window asked about (None: the one the question names, if any)."""
+    reference_time: datetime | None = None
+    """What relative times in the question count from (None: now)."""
 
     @classmethod
     def of(
@@ -53,6 +58,8 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
         include_co_mentions: bool = False,
         relations: Sequence[str] | None = None,
         min_score: float | None = None,
+        window: tuple[datetime, datetime] | None = None,
+        reference_time: datetime | None = None,
     ) -> RecallQuery:
         """The query asked, each argument checked, defaults from `[memory.graph]`:
         recall_limit, the mode's max_hops and spreading_activation.enabled for the mode;
@@ -81,7 +88,17 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
             min_score=_min_score(
                 settings.memory.recall.min_score if min_score is None else min_score
             ),
+            window=None if window is None else checked_window(window),
+            reference_time=reference_time,
         )
+
+
+def checked_window(window: tuple[datetime, datetime]) -> tuple[datetime, datetime]:
+    """A (start, end) valid-time window whose end is not before its start."""
+    start, end = window
+    if end < start:
+        raise ValidationError("window", window, "ends before it starts")
+    return start, end
 
 
 def checked_relations(

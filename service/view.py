@@ -164,6 +164,8 @@ class View:
         include_co_mentions: bool = False,
         relations: Sequence[str] | None = None,
         min_score: float | None = None,
+        window: tuple[TimeArg, TimeArg] | None = None,
+        reference_time: TimeArg = None,
     ) -> Recall:
         """The facts and messages that best answer `query`, inside the view's state.
 
@@ -187,6 +189,8 @@ class View:
             include_co_mentions=include_co_mentions,
             relations=relations,
             min_score=min_score,
+            window=None if window is None else _window(window),
+            reference_time=as_time("reference_time", reference_time),
         )
         return self._view_recaller.recall(asked)
 
@@ -376,6 +380,16 @@ class View:
         self._ready()
         with self._store.read() as connection:
             return search_messages(connection, query, known_at=self.known_at, limit=limit)
+
+
+def _window(window: object) -> tuple[datetime, datetime]:
+    """A (start, end) pair of times, each checked as `as_time` checks one."""
+    if isinstance(window, str) or not isinstance(window, Sequence) or len(window) != 2:
+        raise ValidationError("window", window, "is not a (start, end) pair of times")
+    start, end = (as_time("window", t) for t in window)
+    if start is None or end is None:
+        raise ValidationError("window", window, "is not a (start, end) pair of times")
+    return start, end
 
 
 def _checked_type(entity_type: object) -> None:

@@ -128,3 +128,45 @@ def test_the_context_block_says_when_a_fact_held_and_when_a_message_was_said(
     assert "Bob works at Initech [2019-03-01 to 2021-06-30]" in block
     assert "Bob lives in Oslo [since 2024-06-01]" in now
     assert "Bob: Oslo is cold [said 2023-05-08]" in now
+
+
+@pytest.fixture
+def jobs(memory: Memory) -> Memory:
+    for place, start, end in (("Initech", "2017", "2020"), ("Globex", "2020", None)):
+        memory.assert_fact(
+            subject="Carol",
+            subject_type="person",
+            relation="works_at",
+            object=place,
+            object_type="organization",
+            fact=f"Carol works at {place}",
+            valid_from=f"{start}-01-01T00:00:00Z",
+            valid_until=None if end is None else f"{end}-01-01T00:00:00Z",
+        )
+    return memory
+
+
+def test_a_year_in_the_question_is_the_valid_time_its_facts_are_recalled_at(
+    jobs: Memory,
+) -> None:
+    then = jobs.recall("Where did Carol work in 2019?", limit=3)
+    now = jobs.recall("Where does Carol work?", limit=3)
+
+    assert then[0].text == "Carol works at Initech"
+    assert "valid time asked about: 2019-01-01 to 2020-01-01 ('in 2019')" in then[0].why
+    assert now[0].text == "Carol works at Globex"
+
+
+def test_relative_times_count_from_the_reference_time(jobs: Memory) -> None:
+    found = jobs.recall(
+        "Where did Carol work last year?", limit=3, reference_time="2019-06-01T00:00:00Z"
+    )
+
+    assert found[0].text == "Carol works at Initech"
+
+
+def test_a_window_that_ends_before_it_starts_is_refused(jobs: Memory) -> None:
+    with pytest.raises(ValidationError) as caught:
+        jobs.recall("Carol", window=("2020-01-01T00:00:00Z", "2019-01-01T00:00:00Z"))
+
+    assert caught.value.field == "window"

@@ -112,7 +112,7 @@ def batched(facts: list[dict[str, Any]], directory: Path, batch: int) -> dict[st
 
 
 def single(
-    facts: list[dict[str, Any]], directory: Path, settings: Settings = LOG_ONLY
+    facts: list[dict[str, Any]], directory: Path | str, settings: Settings = LOG_ONLY
 ) -> dict[str, float]:
     """One fact per append, each its own committed transaction."""
     latencies = []

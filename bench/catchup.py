@@ -27,8 +27,9 @@ from apexmem.replay.runner import CatchUp, Progress
 __all__ = ["disk_bytes", "project"]
 
 
-def project(directory: Path, settings: Settings, size: int) -> dict[str, Any]:
-    """Project the log in `directory` from zero, build the index, rebuild; timings and sizes."""
+def project(directory: Path | str, settings: Settings, size: int) -> dict[str, Any]:
+    """Project the log in `directory` (or at a PostgreSQL URL) from zero, build the index,
+    rebuild; timings and sizes."""
     with Memory.open(directory, settings=settings) as memory:
         similarity = memory.similarity
         assert similarity is not None, "the suite projects with vectors enabled"

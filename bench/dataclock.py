@@ -12,16 +12,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from apexmem.config import EVENTS_FILE
-from apexmem.events.log import EventLog
+from apexmem.composition import open_log
+from apexmem.domain.settings import Settings
+from apexmem.location import locate
 
 __all__ = ["data_clock"]
 
 
-def data_clock(directory: Path) -> Callable[[], datetime]:
-    """A clock standing at the last recorded time of the memory in `directory` (the wall
-    clock for an empty log)."""
-    log = EventLog(directory / EVENTS_FILE)
+def data_clock(place: Path | str) -> Callable[[], datetime]:
+    """A clock standing at the last recorded time of the memory in `place`, a directory or a
+    PostgreSQL URL (the wall clock for an empty log)."""
+    log = open_log(locate(place), settings=Settings(), create=False)
     try:
         last = log.last_recorded_at()
     finally:

@@ -18,6 +18,7 @@ from typing import Any
 from uuid import UUID
 
 from append import LOG_ONLY, ceilings, single, workload
+from places import Place, drop
 from progress import finished_stages, peak_rss_bytes, stage
 from recall import percentiles
 from truth import recorded_at
@@ -71,17 +72,59 @@ class _Appender:
 
 
 def ingest(
-    directory: Path, workload: Workload, *, inline_facts: int, settings: Settings
+    directory: Path,
+    workload: Workload,
+    *,
+    inline_facts: int,
+    settings: Settings,
+    place: Place | None = None,
 ) -> dict[str, Any]:
-    """Write the workload into `directory`/memory, then the comparison runs beside it."""
+    """Write the workload into `place` (default `directory`/memory), then the comparison
+    runs beside it (the raw SQLite ceilings only beside a SQLite memory)."""
     memory_dir = directory / "memory"
+    if place is not None and place.url is not None:
+        return _ingest(place, workload, inline_facts, settings)
+    result, marks = _append(str(memory_dir), workload)
+    result["log_bytes"] = _log_bytes(memory_dir)
+    with tempfile.TemporaryDirectory(dir=directory) as scratch:
+        with stage("raw SQLite ceilings", None, size=workload.facts):
+            ends = [position for position, _ in marks[1:]]
+            result.update(ceilings(memory_dir / "events.db", ends, Path(scratch)))
+        inline = str(Path(scratch) / "inline")
+        result["single_inline"] = _inline(inline, inline_facts, settings, workload.facts)
+    rate = result["batched"]["events_per_s"]
+    result["batched_share_of_raw"] = rate / result["raw_sqlite"]["rows_per_s"]
+    result["batched_share_of_sequential_keys"] = (
+        rate / result["raw_sqlite_sequential_keys"]["rows_per_s"]
+    )
+    result["stages"] = finished_stages()
+    return result
+
+
+def _ingest(
+    place: Place, workload: Workload, inline_facts: int, settings: Settings
+) -> dict[str, Any]:
+    """`ingest` into a PostgreSQL schema; the inline run in a schema beside it."""
+    result, _ = _append(place.memory, workload)
+    inline = place.sibling("inline")
+    try:
+        result["single_inline"] = _inline(inline.memory, inline_facts, settings, workload.facts)
+    finally:
+        drop(inline)
+    result["stages"] = finished_stages()
+    return result
+
+
+def _append(place: str, workload: Workload) -> tuple[dict[str, Any], list[tuple[int, float]]]:
+    """The workload into the memory at `place`: the figures, and (events, seconds) after each
+    batched append."""
     appender = _Appender(workload)
     clock = SettableClock()
     batched: list[float] = []
     singles: list[float] = []
     batched_events = 0
     marks: list[tuple[int, float]] = [(0, 0.0)]
-    with Memory.open(memory_dir, settings=LOG_ONLY, clock=clock) as memory:
+    with Memory.open(place, settings=LOG_ONLY, clock=clock) as memory:
         with stage("append", workload.facts, size=workload.facts) as advance:
             for number, items in enumerate(workload.appends()):
                 if workload.single_phase and not singles:
@@ -99,7 +142,6 @@ def ingest(
                 advance(workload.asserted)
         events = memory.log.last_position()
         clock_kept = memory.log.last_recorded_at() == recorded_at(workload.last_append)
-    log_bytes = _log_bytes(memory_dir)
     result: dict[str, Any] = {
         "items": appender.sequence,
         "appends": workload.appends_made,
@@ -115,21 +157,9 @@ def ingest(
             "appends_per_s": len(singles) / sum(singles) if singles else None,
             **(percentiles(singles) if len(singles) > 1 else {}),
         },
-        "log_bytes": log_bytes,
         "peak_rss_bytes": peak_rss_bytes(),
     }
-    with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        with stage("raw SQLite ceilings", None, size=workload.facts):
-            ends = [position for position, _ in marks[1:]]
-            result.update(ceilings(memory_dir / "events.db", ends, Path(scratch)))
-        result["single_inline"] = _inline(Path(scratch), inline_facts, settings, workload.facts)
-    rate = result["batched"]["events_per_s"]
-    result["batched_share_of_raw"] = rate / result["raw_sqlite"]["rows_per_s"]
-    result["batched_share_of_sequential_keys"] = (
-        rate / result["raw_sqlite_sequential_keys"]["rows_per_s"]
-    )
-    result["stages"] = finished_stages()
-    return result
+    return result, marks
 
 
 def _rates(latencies: list[float], workload: Workload, events: int) -> dict[str, Any]:
@@ -155,12 +185,13 @@ def _by_tenth(marks: list[tuple[int, float]]) -> list[float]:
     ]
 
 
-def _inline(scratch: Path, count: int, settings: Settings, size: int) -> dict[str, float] | None:
-    """Single-fact appends with the default inline projection (graph, full text, vectors)."""
+def _inline(place: str, count: int, settings: Settings, size: int) -> dict[str, float] | None:
+    """Single-fact appends with the default inline projection (graph, full text, vectors)
+    into a new memory at `place`."""
     if count <= 0:
         return None
     with stage("single append, inline", None, size=size):
-        return single(workload(count, seed=8), scratch / "inline", settings)
+        return single(workload(count, seed=8), place, settings)
 
 
 def _log_bytes(directory: Path) -> int:

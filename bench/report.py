@@ -87,9 +87,11 @@ def _vectors(run: Run) -> str:
 
 def _ceilings(run: Run) -> dict[str, tuple[float, float] | None]:
     """(rows/s, batched share) of both raw ceilings. Runs before 2026-11-21 measured only the
-    ascending-key ceiling, under the name `raw_sqlite`."""
+    ascending-key ceiling, under the name `raw_sqlite`; runs on PostgreSQL measure none."""
     append = run["append"]
     rate = append["batched"]["events_per_s"]
+    if "raw_sqlite" not in append:  # a PostgreSQL log
+        return {"same": None, "sequential": None}
     if "raw_sqlite_sequential_keys" not in append:
         old = append["raw_sqlite"]["rows_per_s"]
         return {"same": None, "sequential": (old, rate / old)}

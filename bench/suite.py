@@ -5,6 +5,12 @@ A smoke run (300 facts, the hashing embedder, a few seconds):  python -m bench -
 Writes bench/results/<date>-<size>.json and .md per size and bench/results/summary.md
 (the newest run of every size); exits 1 when a correctness check is below 100%.
 
+With `--backend postgresql://user@host/db` each size then runs again with the memory in a
+fresh schema of that database (dropped after unless --keep), followed by batched append
+with 1, 2 and 4 writer processes and recall with 1, 2 and 4 reader processes on both
+backends (bench/concurrency.py); bench/results/postgresql/<date>-<size>.json and .md hold
+the PostgreSQL run with every figure beside SQLite's of the same invocation (bench/beside.py).
+
 Each size runs in three processes, one after another, as apexmem is deployed: a writer
 (the workload appended batched, then one fact per append, with inline projection off;
 the default single write that also projects; the raw SQLite ceiling), a projector (the
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import sys
 import tempfile
 from collections.abc import Callable
@@ -29,10 +36,12 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import msgspec
-from catchup import disk_bytes, project
+from beside import backend_machine, beside_markdown, issue_targets, side_by_side, write_beside
+from catchup import project
 from checks import AXES, as_of, current_versions, naive_baseline
 from dataclock import data_clock
 from ingest import ingest
+from places import Place, directory_place, drop, place_bytes, postgres_place
 from progress import finished_stages, load_average, peak_rss_bytes, rss_bytes, stage
 from recall import World, machine, questions, recaller, timed, vector_search
 from report import summarize, targets, write_results
@@ -73,16 +82,21 @@ def _workload(size: int, args: argparse.Namespace) -> Workload:
     return Workload(size, args.seed, batch=args.batch, single=single)
 
 
-def write(directory: Path, size: int, args: argparse.Namespace) -> dict[str, Any]:
-    """The writer process: the workload into `directory`/memory, and the append runs."""
+def write(
+    directory: Path, size: int, args: argparse.Namespace, place: Place | None = None
+) -> dict[str, Any]:
+    """The writer process: the workload into `place` (default `directory`/memory), and the
+    append runs."""
     inline = settings_for(args.embedder, inline=True)
-    return ingest(directory, _workload(size, args), inline_facts=args.inline, settings=inline)
+    workload = _workload(size, args)
+    return ingest(directory, workload, inline_facts=args.inline, settings=inline, place=place)
 
 
-def read(directory: Path, size: int, args: argparse.Namespace) -> dict[str, Any]:
+def read(memory_place: Path | str, size: int, args: argparse.Namespace) -> dict[str, Any]:
     """The reader process: recall and vector search, then correctness and as-of latency."""
     settings = settings_for(args.embedder, inline=True)
-    with Memory.open(directory, settings=settings, clock=data_clock(directory)) as memory:
+    clock = data_clock(memory_place)
+    with Memory.open(memory_place, settings=settings, clock=clock) as memory:
         asked = questions(World(size, args.seed), memory, args.queries, args.seed + 2)
         recall = {}
         for label, (mode, past) in _RECALL_MODES.items():
@@ -128,19 +142,24 @@ def _in_child(run: Callable[..., R], *arguments: Any) -> R:
         return child.submit(run, *arguments).result()
 
 
-def run_size(size: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    """Every measurement at one size; the result as written to the results file."""
+def run_size(
+    size: int, args: argparse.Namespace, work: Path, place: Place | None = None
+) -> dict[str, Any]:
+    """Every measurement at one size, the memory in `place` (default a directory in `work`);
+    the result as written to the results file."""
     directory = work / f"size-{size}"
     directory.mkdir(parents=True, exist_ok=True)
+    at = place if place is not None else directory_place(directory / "memory")
     load_before = load_average()
     started = datetime.now(UTC)
-    written = _in_child(write, directory, size, args)
+    written = _in_child(write, directory, size, args, place)
     projector = settings_for(args.embedder, inline=False)
-    projection = _in_child(project, directory / "memory", projector, size)
-    disk = disk_bytes(directory / "memory")
-    queried = _in_child(read, directory / "memory", size, args)
+    projection = _in_child(project, at.memory, projector, size)
+    disk = place_bytes(at)
+    queried = _in_child(read, at.memory, size, args)
     result = {
         "size": size,
+        **({} if place is None else {"backend": place.backend, "schema": place.schema}),
         "started": started.isoformat(),
         "seconds": (datetime.now(UTC) - started).total_seconds(),
         "load_average": {"before": load_before, "after": load_average()},
@@ -156,6 +175,30 @@ def run_size(size: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     result["targets"] = targets(result)
     result["correct"] = _correct(result)
     return result
+
+
+def _on_postgres(
+    size: int, args: argparse.Namespace, work: Path, sqlite: dict[str, Any], machine: dict[str, Any]
+) -> dict[str, Any]:
+    """The run at `size` on PostgreSQL, then the writer and reader runs on both backends;
+    written beside SQLite's run `sqlite`."""
+    place = postgres_place(args.backend, f"suite{size}")
+    try:
+        run = run_size(size, args, work, place)
+        run["concurrency"] = side_by_side(
+            args, size, directory_place(work / f"size-{size}" / "memory"), place,
+            settings_for(args.embedder, inline=True),
+        )  # fmt: skip
+    finally:
+        if not args.keep:
+            drop(place)
+    run["issue_25_targets"] = issue_targets(sqlite, run)
+    on = backend_machine(machine, args.backend)
+    text = beside_markdown(on, sqlite, run)
+    print(text)
+    if args.out is not None:
+        write_beside(args.out / "postgresql", on, run, text)
+    return run
 
 
 def _correct(result: dict[str, Any]) -> bool:
@@ -197,6 +240,16 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         help=f"results folder (default {RESULTS}, none on --smoke)",
     )
     add("--work", type=Path, default=None, help="keep the memories in this folder")
+    add("--backend", default=None, help="a PostgreSQL URL: run each size there too, beside SQLite")
+    add("--keep", action="store_true", help="keep the PostgreSQL schemas (default: dropped)")
+    add("--writers", default="1,2,4", help="writer processes of the append runs (--backend)")
+    add("--readers", default="1,2,4", help="reader processes of the recall runs (--backend)")
+    add(
+        "--writer-facts",
+        type=int,
+        default=20_000,
+        help="facts of each append run with many writers (at most the size)",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         vars(args).update(_SMOKE)
@@ -214,13 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     with tempfile.TemporaryDirectory(prefix="apexmem-bench-") as scratch:
         work = args.work or Path(scratch)
+        if args.backend is not None:  # the PostgreSQL memories' FAISS files: with the rest
+            os.environ["APEXMEM_CACHE"] = str(work / "cache")
         for size in sizes:
             run = run_size(size, args, work)
             runs.append(run)
             if args.out is not None:
                 write_results(args.out, measured_on, run)
-    print(summarize(measured_on, runs))
-    failed = [r["size"] for r in runs if not r["correct"]]
+            if args.backend is not None:
+                runs.append(_on_postgres(size, args, work, run, measured_on))
+    print(summarize(measured_on, [r for r in runs if "backend" not in r]))
+    failed = [f"{r['size']} ({r.get('backend', 'sqlite')})" for r in runs if not r["correct"]]
     if failed:
         print(f"correctness below 100% at {failed}: see the results' wrong_examples")
         return 1

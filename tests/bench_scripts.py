@@ -20,13 +20,14 @@ def load(name: str) -> ModuleType:
     return module
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    """`python <args>` from the repository root, as a user runs the bench (at most 5 minutes)."""
+def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """`python <args>` from the repository root, as a user runs the bench (at most `timeout`
+    seconds, 5 minutes unless told)."""
     return subprocess.run(
         [sys.executable, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )

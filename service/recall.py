@@ -481,10 +481,12 @@ class _Run:
         for key, score in fused:
             identity = self._identity(key)
             source = self._source(key)
+            if key[0] == "fact" and not shown_by_default(self.facts[key[1]].relation):
+                source = None  # co-mentions asked for are shown, whatever else was
             other = "message" if key[0] == "fact" else "fact"
             if identity in seen or (source is not None and source in sources[other]):
                 continue
-            reading = readings.get(key)
+            reading = readings.get(key) if source is not None else None
             if reading is not None and reading in read:
                 continue  # one reading of one message is one piece of evidence
             if reading is not None:
@@ -586,14 +588,17 @@ class _Run:
         return standing_in, readings
 
     def _source(self, key: _Key) -> Hashable | None:
-        """A message and a fact learned from it (same episode and ref) are one piece of evidence.
+        """A message and a fact learned from it (same episode and ref, or `message:<id>` for
+        a message without a ref, as extraction refers to it) are one piece of evidence.
 
-        Facts sharing a source are not collapsed: each says something else.
+        Facts sharing a source are not collapsed: each says something else (but one
+        extractor's reading of one message is shown once, see `_evidence`).
         """
         kind, item = key
         if kind == "message":
             m = self.messages[item]
-            return None if m.ref is None else ("message", m.conversation, m.ref)
+            ref = m.ref if m.ref is not None else f"message:{UUID(hex=m.message_id)}"
+            return ("message", m.conversation, ref)
         f = self.facts[item]
         return None if f.ref is None or f.episode is None else ("message", f.episode, f.ref)
 

@@ -263,6 +263,10 @@ class EventLog:
                 (until, until),
             )
             connection.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            if is_full(e):
+                raise full_disk(target, e) from e
+            raise
         finally:
             connection.close()
         return int(copied)

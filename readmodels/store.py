@@ -82,6 +82,8 @@ class ReadModelStore:
             if is_full(e):
                 raise full_disk(self.path, e) from e
             if not is_damaged(e):
+                if self._read_only_on_full_disk():  # opened so for reading: no room to lay out
+                    raise full_disk(self.path) from e
                 raise
             # Read models are derived: keep the damaged file for a look, start empty, and
             # the runners project the whole log again.
@@ -89,6 +91,10 @@ class ReadModelStore:
             self.set_aside = (_set_aside(self.path), str(e))
             self.engine = _engine(self.path)
             self._create()
+
+    def _read_only_on_full_disk(self) -> bool:
+        with self.engine.connect() as connection:
+            return isinstance(connection.connection.driver_connection, ReadOnlyOnFullDisk)
 
     def _create(self) -> None:
         metadata.create_all(self.engine)

@@ -25,6 +25,7 @@ from apexmem.cli.timetravel import diff, replay
 from apexmem.cli.usage import decay_usage
 from apexmem.config import EVENTS_FILE, SETTINGS_FILE
 from apexmem.domain.types import ENTITY_TYPES
+from apexmem.events.diskfull import full_disk, is_full
 from apexmem.events.errors import ApexmemError, NotFoundError, ValidationError
 
 __all__ = ["cli", "main"]
@@ -391,4 +392,10 @@ def main() -> None:
         cli(standalone_mode=True)
     except ApexmemError as e:
         click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except OSError as e:  # a settings or index file the disk had no room for
+        if not is_full(e):
+            raise
+        said = full_disk(e.filename, e) if e.filename else f"the disk is full ({e.strerror})"
+        click.echo(f"error: {said}", err=True)
         sys.exit(2)

@@ -96,3 +96,18 @@ def test_a_write_on_a_full_disk_fails_with_one_line_naming_the_disk_and_writes_n
     assert f"the disk holding {full.directory} is full" in result.stderr
     assert (after["events"], after["projection_lag"]) == (full.events, 0)
     assert verified.returncode == 0
+
+
+@pytest.mark.slow
+def test_init_and_replay_on_a_full_disk_fail_with_one_line_naming_it(full: Full) -> None:
+    other = full.directory.parent / "other"
+    then = full.directory.parent / "then"
+
+    init = _run("--db", str(other), "init")
+    replay = _run("--db", str(full.directory), "replay", "--until", "5", "--into", str(then))
+
+    for result in (init, replay):
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr.startswith("error: the disk holding ")
+        assert " is full (" in result.stderr

@@ -170,7 +170,7 @@ class RecallSettings(_Section, frozen=True, kw_only=True):
     batches) so retrieval counts feed the evolved weight."""
     usage_batch: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32
     """Usage events held before they are appended together (also on close and before writes)."""
-    candidates: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 20
+    candidates: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 10
     """Items each list (full text, vectors, graph) brings to the fusion, at least `limit`.
     Tuned on LoCoMo's categories (bench/locomo.py): a longer list lets items ranked low
     by two lists outrank the best of one."""

@@ -17,7 +17,7 @@ from apexmem.events.errors import ApexmemError
 from apexmem.events.ports import Log
 from apexmem.events.sqlite import is_damaged
 from apexmem.readmodels.ports import ReadModels
-from apexmem.readmodels.sources import chain_at, forget_chains, sources_metadata
+from apexmem.readmodels.sources import chain_at, forget_chains
 from apexmem.readmodels.store import tracked_position
 from apexmem.readmodels.vector_index import VectorIndex
 from apexmem.readmodels.vectors import (
@@ -85,7 +85,6 @@ class Projections:
             )
             self._forget_other_models(embedder.name)
         self._runners: Final = [r for r in (self.graph, self.vectors) if r is not None]
-        sources_metadata.create_all(store.engine)
         self.reprojected: str | None = self.follow_log()
         """Why the read models were dropped on opening, to project again (another log's)."""
 

@@ -15,7 +15,7 @@ from apexmem.events.ports import Log
 from apexmem.projections.graph import Change, project
 from apexmem.readmodels.apply import apply_changes
 from apexmem.readmodels.ports import ReadModels
-from apexmem.readmodels.sources import note_chain
+from apexmem.readmodels.sources import note_chain, sources_metadata
 from apexmem.readmodels.store import set_position, tracked_position
 from apexmem.readmodels.tables import GRAPH
 
@@ -100,6 +100,7 @@ class Runner:
     ) -> None:
         self._log = log
         self._store = store
+        sources_metadata.create_all(store.engine)  # beside the tracking rows (stores of before)
         self.projection: Projection = projection if projection is not None else GraphProjection()
         self._batch_size = batch_size
         self._seen = 0

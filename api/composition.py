@@ -9,16 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from apexmem.config import EVENTS_FILE, READMODELS_FILE
 from apexmem.domain.embedding import Embedder
 from apexmem.domain.resolution import Disambiguator
 from apexmem.domain.settings import Settings
 from apexmem.embedders import embedder_for
-from apexmem.extractors import extractor_for
 from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
 from apexmem.events.ports import Log
+from apexmem.extractors import extractor_for
 from apexmem.location import DEFAULT_SCHEMA, Location
 from apexmem.readmodels import ReadModelStore
 from apexmem.replay.leadership import AdvisoryLease, FileLease, Lease
@@ -39,7 +40,10 @@ from apexmem.service.usage import Usage
 from apexmem.service.writer import Writer
 from apexmem.timetravel import replayed_at
 
-__all__ = ["Services", "checked_clock", "compose", "default_clock"]
+if TYPE_CHECKING:
+    from apexmem.events.postgres_log import PostgresLog
+
+__all__ = ["Services", "checked_clock", "compose", "default_clock", "open_log"]
 
 _logger = get_logger()
 
@@ -152,26 +156,39 @@ def compose(
     )
 
 
+def open_log(
+    location: Location,
+    *,
+    settings: Settings,
+    clock: Callable[[], datetime] | None = None,
+    create: bool = True,
+) -> EventLog | PostgresLog:
+    """The log at `location` alone (made if absent and `create`), for copying it."""
+    if location.url is None:
+        return EventLog(
+            location.directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous,
+            clock=clock,
+        )  # fmt: skip
+    from apexmem.events.postgres_log import PostgresLog
+
+    schema = location.schema or DEFAULT_SCHEMA
+    return PostgresLog(location.url, schema=schema, clock=clock, create=create)
+
+
 def _storage(
     location: Location, *, settings: Settings, clock: Callable[[], datetime]
 ) -> tuple[Log, ReadModelStore, Callable[[], Lease]]:
     """The log, the read-model store and the projection lease of `location`'s backend."""
+    log = open_log(location, settings=settings, clock=clock)
     if location.url is None:
         directory = location.directory
-        log = EventLog(
-            directory / EVENTS_FILE, synchronous=settings.memory.log.synchronous, clock=clock
-        )
         return log, ReadModelStore(directory / READMODELS_FILE), lambda: FileLease(directory)
     from apexmem.events.postgres import Server
-    from apexmem.events.postgres_log import PostgresLog
 
     url, schema = location.url, location.schema or DEFAULT_SCHEMA
-    pg_log = PostgresLog(url, schema=schema, clock=clock)
     store = ReadModelStore(url, schema=schema, cache=location.directory)
     server = Server(url)
-    return pg_log, store, lambda: AdvisoryLease(
-        lambda: server.connect(autocommit=True), schema=schema
-    )
+    return log, store, lambda: AdvisoryLease(lambda: server.connect(autocommit=True), schema=schema)
 
 
 def _discarded(path: Path, reason: str) -> None:

@@ -33,6 +33,8 @@ from apexmem.domain.settings import Settings
 from apexmem.domain.summaries import Summarizer
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.errors import DiskFullError, NotFoundError, ValidationError
+from apexmem.events.log import EventLog
+from apexmem.events.ports import Log
 from apexmem.location import Location
 from apexmem.readmodels import CommunityRow, graph_stats
 from apexmem.readmodels.decay import fading_at
@@ -559,7 +561,7 @@ class Memory(View):
         return MemoryStats(
             events=self.log.count(),
             last_position=last,
-            log_bytes=_bytes(self.log.path),
+            log_bytes=_log_bytes(self.log),
             readmodel_bytes=_bytes(self.store.path),
             projection_lag=max(0, last - graph.position),
             graph=graph,
@@ -595,7 +597,7 @@ class Memory(View):
             raise ValidationError(
                 "until", until, f"is not a position of this log (0..{self.log.last_position()})"
             )
-        target = copy_until(self.log, self.directory, Path(into), position=position, until=moment)
+        target = copy_until(self.log, self.location, Path(into), position=position, until=moment)
         embedder = self.similarity.embedder if self.similarity is not None else None
         replayed = Memory.open(target, settings=self.settings, embedder=embedder)
         replayed.projections.catch_up(progress=progress)
@@ -683,6 +685,15 @@ def _required(value: TimeArg, field: str = "until") -> datetime:
     if when is None:
         raise ValidationError(field, value, "is required")
     return when
+
+
+def _log_bytes(log: Log) -> int:
+    """The log's size where it is stored: its file, or its tables on the database server."""
+    if isinstance(log, EventLog):
+        return _bytes(log.path)
+    from apexmem.events.postgres_log import PostgresLog
+
+    return log.bytes_used() if isinstance(log, PostgresLog) else 0
 
 
 def _bytes(path: Path) -> int:

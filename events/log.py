@@ -6,7 +6,7 @@ It implements `events.ports.Log`; the types it takes and gives are in `events.en
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +29,7 @@ from apexmem.events.envelope import (
 )
 from apexmem.events.errors import ApexmemError, ConcurrencyError, IntegrityViolation
 from apexmem.events.logreads import READ_CHUNK, cursor_query, raw_record
+from apexmem.events.restore import Restored, RestoredKey
 from apexmem.events.sqlite import (
     EVENTS_TABLE,
     Datastore,
@@ -293,6 +294,39 @@ class EventLog:
                 record = next(records, None)
             if at_link:
                 link = next(links, None)
+
+    def restore(self, appends: Iterable[Restored], keys: Iterable[RestoredKey]) -> int:
+        """Write another log's appends and idempotency keys as stored into this empty log,
+        in one transaction (nothing on an error); returns the events written."""
+        written = 0
+        with self.locked() as locked:
+            cursor = locked._cursor
+            if locked.last_position() or self._query("SELECT 1 FROM idempotency LIMIT 1"):
+                raise ApexmemError(f"{self.path} is not empty; a log is restored into a new one")
+            for done in appends:
+                streams = self.ids.streams(done.streams)
+                cursor.executemany(
+                    f"INSERT INTO {EVENTS_TABLE} "
+                    "(rowid, originator_id, originator_version, topic, state) VALUES (?,?,?,?,?)",
+                    zip(
+                        done.positions,
+                        blobs(streams) if self.ids.binary else streams,
+                        done.versions,
+                        done.tags,
+                        blobs(done.states),
+                        strict=True,
+                    ),
+                )
+                insert_row(cursor, done.positions[-1], done.micros, [done.chain])
+                written += len(done.positions)
+            for key in keys:
+                kept = key.kept
+                cursor.execute(
+                    "INSERT INTO idempotency VALUES (?,?,?,?,?)",
+                    (kept.key, kept.first_position, kept.last_position, kept.recorded_at,
+                     key.receipt),
+                )  # fmt: skip
+        return written
 
     def keyed_appends(self) -> Iterator[KeyedAppend]:
         """Every idempotency key as stored, in key order (read in chunks)."""

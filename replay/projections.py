@@ -63,7 +63,7 @@ class Projections:
         be rebuilt from the SQL vectors."""
         self._log = log
         self.store = store
-        self._inline = settings.memory.projection.inline
+        self._inline = settings.memory.projection.inline is not False  # unset: on
         batch_size = settings.memory.projection.batch_size
         self.graph = Runner(log, store, batch_size=batch_size)
         self.embedder = embedder

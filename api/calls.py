@@ -89,7 +89,9 @@ def record_message(memory: Memory, request: MessageIn, *, key: str | None = None
     return _one(memory, "messages", RecordMessage, request, key=key, answer=MessageRef)
 
 
-def add_messages(memory: Memory, episode: str, request: MessagesIn) -> MessagesAdded:
+def add_messages(
+    memory: Memory, episode: str, request: MessagesIn, *, key: str | None = None
+) -> MessagesAdded:
     """Append a conversation's messages at once; extraction follows in the background
     (or before the answer, with `wait`)."""
     messages = [
@@ -101,7 +103,9 @@ def add_messages(memory: Memory, episode: str, request: MessagesIn) -> MessagesA
         }
         for m in request.messages
     ]
-    added = memory.add_messages(episode=episode, messages=messages, extract=not request.wait)
+    added = memory.add_messages(
+        episode=episode, messages=messages, extract=not request.wait, idempotency_key=key
+    )
     if not request.wait:
         return MessagesAdded(episode=episode, messages=added.messages, pending=added.pending)
     report = memory.extract_pending()

@@ -317,15 +317,18 @@ class Memory(View):
         episode: str = REQUIRED,
         messages: Sequence[Mapping[str, Any]] = REQUIRED,
         extract: bool = True,
+        idempotency_key: str | None = None,
     ) -> AddedMessages:
         """Append a conversation's messages (`speaker`/`role`, `text`/`content`, optional
         `at`, `ref`) to `episode` in one atomic write; with `extract`, the extractor reads
-        them in the background (`extract_pending` waits for it). See
-        `service.conversation`."""
+        them in the background (`extract_pending` waits for it). A retry with the same
+        `idempotency_key` writes nothing again. See `service.conversation`."""
         missing = [n for n, v in (("episode", episode), ("messages", messages)) if v is REQUIRED]
         if missing:
             raise ValidationError(missing[0], None, "is required")
-        return self._services.conversations.add_messages(episode, messages, extract=extract)
+        return self._services.conversations.add_messages(
+            episode, messages, extract=extract, idempotency_key=idempotency_key
+        )
 
     def extract_pending(self) -> BackfillReport:
         """Extract every message no extractor has read yet, and return what was found."""

@@ -79,10 +79,16 @@ class Conversations:
         self._closed = False
 
     def add_messages(
-        self, episode: str, messages: Sequence[object], *, extract: bool = True
+        self,
+        episode: str,
+        messages: Sequence[object],
+        *,
+        extract: bool = True,
+        idempotency_key: str | None = None,
     ) -> AddedMessages:
         """Append `messages` to conversation `episode` in one atomic write; with `extract`,
-        start reading them in the background (the call does not wait for it)."""
+        start reading them in the background (the call does not wait for it). A retry with
+        the same `idempotency_key` writes nothing and answers as the first call did."""
         if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
             raise ValidationError("messages", messages, "is not a list of messages")
         if not messages:
@@ -95,7 +101,7 @@ class Conversations:
             build(RecordMessage, {**message_fields(i, m), "episode": episode})
             for i, m in enumerate(messages)
         ]
-        results = self._writer.execute(commands)
+        results = self._writer.execute(commands, idempotency_key=idempotency_key)
         refs = [r for r in results if isinstance(r, MessageRef)]
         if extract:
             self._start()

@@ -149,12 +149,16 @@ class MemoryApi(Controller):
         **_WRITE,
     )
     def add_messages(
-        self, episode: FromPath[str], data: JSONBody[MessagesIn], tenant_memory: TenantMemory
+        self,
+        episode: FromPath[str],
+        data: JSONBody[MessagesIn],
+        tenant_memory: TenantMemory,
+        idempotency_key: IdempotencyKey = None,
     ) -> MessagesAdded:
         """Append a conversation's messages in one atomic write; the extractor reads them in
         the background (`wait`: before answering; `/stats` counts those still waiting)."""
         with tenant_memory.memory() as memory:
-            return calls.add_messages(memory, episode, data)
+            return calls.add_messages(memory, episode, data, key=idempotency_key)
 
     @post("/aliases", dto=StrictBody[AliasIn], operation_id="addAlias", **_WRITE)
     def add_alias(

@@ -576,3 +576,23 @@ def test_a_write_without_a_body_says_the_body_is_required(client: TestClient[Any
         "body",
         "is required: a JSON object",
     )
+
+
+def test_a_conversation_retried_with_its_idempotency_key_is_appended_once(
+    client: TestClient[Any], directory: Path
+) -> None:
+    body = {
+        "messages": [
+            {"speaker": "Priya", "text": "I live in Lisbon.", "at": "2024-05-01T09:00:00Z"},
+            {"speaker": "Priya", "text": "I use Rust.", "at": "2024-05-01T09:01:00Z"},
+        ],
+        "wait": True,
+    }
+
+    first = post(client, "/v1/episodes/conv-9/messages", body, **{"Idempotency-Key": "conv-9-a"})
+    again = post(client, "/v1/episodes/conv-9/messages", body, **{"Idempotency-Key": "conv-9-a"})
+
+    assert again["messages"] == first["messages"]
+    with Memory.open(directory) as memory:
+        recorded = list(memory.events(tags=["message-recorded.v1"]))
+    assert len(recorded) == 2

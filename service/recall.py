@@ -469,7 +469,9 @@ class _Run:
                 [keys for _, keys in self.lists], weights=[self.weights[n] for n, _ in self.lists]
             )
         )
-        ranks = {name: {k: r for r, k in enumerate(keys, 1)} for name, keys in self.lists}
+        ranks: dict[str, dict[_Key, int]] = {}
+        for name, keys in self.lists:  # a name's lists hold different kinds
+            ranks.setdefault(name, {}).update({k: r for r, k in enumerate(keys, 1)})
         chosen: list[tuple[_Key, float]] = []
         seen: set[Hashable] = set()
         sources: dict[str, set[Hashable]] = {"fact": set(), "message": set()}
@@ -477,6 +479,7 @@ class _Run:
         floor = self.min_score * fused[0][1] if fused else 0.0
         fused = [(k, s) for k, s in fused if s >= floor]
         standing_in, readings = self._evidence(connection, [k for k, _ in fused])
+        fused = self._in_place_of_sources(fused, standing_in)
         read: set[Hashable] = set()
         for key, score in fused:
             identity = self._identity(key)
@@ -513,6 +516,22 @@ class _Run:
             edge_types=list(self.walked),
             seeds=[self.seed_name(s) for s in seeds],
         )
+
+    def _in_place_of_sources(
+        self, fused: list[tuple[_Key, float]], standing_in: set[_Key]
+    ) -> list[tuple[_Key, float]]:
+        """A fact that stands in for a candidate message it was learned from takes that
+        message's place when the message ranked higher: it is shown there instead."""
+        said: dict[Hashable, float] = {}
+        for key, score in fused:
+            if key[0] == "message":
+                said.setdefault(self._source(key), score)
+        placed = [
+            (k, max(s, said.get(self._source(k), s))) if k in standing_in else (k, s)
+            for k, s in fused
+        ]
+        order = {k: i for i, (k, _) in enumerate(fused)}
+        return sorted(placed, key=lambda p: (-p[1], p[0] not in standing_in, order[p[0]]))
 
     def _in_context(self, fused: list[tuple[_Key, float]]) -> list[tuple[_Key, float]]:
         """The fused scores with each message's neighbours' shares added and the named

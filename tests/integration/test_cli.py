@@ -149,5 +149,5 @@ def test_db_and_json_may_follow_the_command_and_override_the_group(tmp_path: Pat
     assert json.loads(after.stdout) == json.loads(before.stdout)
     assert [e["tag"] for e in json.loads(after.stdout)][-1] == "fact-asserted.v1"
     assert not elsewhere.exists()
-    assert "Memory directory to serve" in served.stdout  # serve keeps its own --db
+    assert "Memory to serve" in served.stdout  # serve keeps its own --db
     assert "as `apexmem --db DIR`" not in served.stdout

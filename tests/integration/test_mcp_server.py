@@ -179,7 +179,7 @@ def test_an_unknown_entity_is_an_answer_not_an_error(tenant: Tenant) -> None:
 def test_every_tool_result_decodes_strictly_as_its_output_type(tenant: Tenant) -> None:
     [remembered] = calls(tenant, ("remember", ALICE))
     fact_id = remembered.structured_content["results"][0]["fact_id"]
-    arguments = {
+    arguments: dict[str, dict[str, Any]] = {
         "remember": ALICE,
         "record_message": {"episode": "c1", "speaker": "user", "text": "hi"},
         "add_memory": {"episode": "c2", "text": "I live in Lisbon.", "wait": True},

@@ -103,7 +103,7 @@ def test_a_known_speaker_keeps_the_name_the_memory_knows() -> None:
 def test_every_two_entities_of_a_message_are_a_low_confidence_semantic_co_mention() -> None:
     found = HeuristicExtractor().extract(said("I saw Bob meet Alice in Paris", speaker="Carol"), {})
 
-    pairs = [(f.subject.name, f.relation, f.object.name) for f in found.facts]
+    pairs = [(f.subject.name, f.relation, f.object and f.object.name) for f in found.facts]
     assert pairs == [
         ("Bob", "mentioned_with", "Carol"),
         ("Alice", "mentioned_with", "Carol"),
@@ -158,6 +158,7 @@ def test_checked_drops_short_names_self_facts_and_bad_edge_types_with_reasons() 
 
     assert kept.extraction.mentions == (alice, Mention("Bob", "person"))
     [fact] = kept.extraction.facts
+    assert fact.object is not None
     assert (fact.relation, fact.confidence, fact.object.entity_type) == ("knows", 1.0, "person")
     assert len(kept.dropped) == 5
     assert "shorter than 3 bytes" in kept.dropped[0]

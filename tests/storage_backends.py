@@ -8,7 +8,6 @@ A new backend adds its name to LOGS (or STORES) and a branch to `open_log` (or
 from __future__ import annotations
 
 import atexit
-import functools
 import hashlib
 import os
 import sqlite3
@@ -66,10 +65,20 @@ def drop_schema(schema: str) -> None:
     _server().execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-@functools.cache
+_connections: list[psycopg.Connection[tuple[Any, ...]]] = []
+
+
 def _server() -> psycopg.Connection[tuple[Any, ...]]:
-    """One connection for the tests' own statements on the server."""
-    return psycopg.connect(POSTGRES_URL, autocommit=True)
+    """One connection for the tests' own statements on the server, made again when the
+    server closed it (test_postgres_restart.py restarts the server)."""
+    if not _connections or _connections[0].closed or _connections[0].broken:
+        _connections[:] = [psycopg.connect(POSTGRES_URL, autocommit=True)]
+    else:
+        try:
+            _connections[0].execute("SELECT 1")
+        except psycopg.OperationalError:
+            _connections[:] = [psycopg.connect(POSTGRES_URL, autocommit=True)]
+    return _connections[0]
 
 
 def discard(log: Log) -> None:

@@ -18,14 +18,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import msgspec
 
 from apexmem.events.errors import ValidationError
+from apexmem.events.postgres import is_postgres_url, quoted_schema
 
 __all__ = ["DEFAULT_SCHEMA", "Location", "is_url", "locate"]
 
 DEFAULT_SCHEMA: Final = "apexmem"
 """The schema a PostgreSQL URL without `?schema=` names."""
-SCHEMES: Final = ("postgresql", "postgres", "postgresql+psycopg")
 DEFAULT_CACHE: Final = Path("~/.cache/apexmem")
-_SCHEMA_NAME: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 class Location(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,7 +49,7 @@ class Location(msgspec.Struct, frozen=True, kw_only=True):
 
 def is_url(text: str) -> bool:
     """Whether `text` names a database rather than a directory."""
-    return any(text.startswith(f"{scheme}://") for scheme in SCHEMES)
+    return is_postgres_url(text)
 
 
 def locate(
@@ -73,12 +72,7 @@ def _database(text: str, schema: str | None, cache: Path | None) -> Location:
         raise ValidationError("schema", schemas, "is given more than once in the URL")
     if schema is None:
         schema = schemas[0] if schemas else DEFAULT_SCHEMA
-    if not _SCHEMA_NAME.fullmatch(schema):
-        raise ValidationError(
-            "schema",
-            schema,
-            "must be 1-63 of a-z, 0-9 and _, starting with a letter or _",
-        )
+    quoted_schema(schema)  # a plain name, or ValidationError naming `schema`
     if not parts.path.strip("/"):
         raise ValidationError("url", _without_password(text), "names no database (add /DBNAME)")
     rest = urlencode([(key, value) for key, value in query if key != "schema"])

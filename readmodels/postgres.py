@@ -24,6 +24,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import TypeCompiler
 
 from apexmem.events.errors import ApexmemError, ValidationError
+from apexmem.events.postgres import is_postgres_url
 
 __all__ = [
     "DEFAULT_SCHEMA",
@@ -55,9 +56,7 @@ def _id_type(type_: Uuid[Any], compiler: TypeCompiler, **kw: Any) -> str:
 
 def is_url(location: object) -> bool:
     """Whether `location` names a PostgreSQL database (else it is a SQLite file's path)."""
-    return isinstance(location, str) and location.startswith(
-        ("postgresql://", "postgresql+psycopg://", "postgres://")
-    )
+    return isinstance(location, str) and is_postgres_url(location)
 
 
 def postgres_url(location: str) -> URL:

@@ -28,8 +28,10 @@ PLACES = ("Zebra Works", "Yak Labs", "Okapi Inc")
 SETTINGS, _ = parse_settings(
     "[memory.recall]\nrecord_usage = false\ncandidates = 60\n[memory.graph]\nrecall_limit = 60\n"
     "[memory.vectors]\nenabled = false\n"
+    "[memory.graph.spreading_activation]\nrecall_timeout_ms = 600000\n"
 )
-"""Lists long enough for every match; no vectors (they would find what full text misses)."""
+"""Lists long enough for every match; no vectors (they would find what full text misses); no
+time budget a loaded machine could exhaust in one of the two recalls."""
 
 step = st.one_of(
     st.tuples(

@@ -19,8 +19,13 @@ from apexmem import HashingEmbedder, Memory, parse_settings
 START = datetime(2024, 1, 1, tzinfo=UTC)
 PEOPLE = ("Alice Zebra", "Bob Zebra", "Carol Yak")
 PLACES = ("Zebra Works", "Yak Labs", "Okapi Inc")
-SETTINGS, _ = parse_settings("[memory.recall]\nrecord_usage = false\n")
-"""No usage recorded: the two recalls must see the same retrieval counts."""
+SETTINGS, _ = parse_settings(
+    "[memory.recall]\nrecord_usage = false\n"
+    "[memory.graph.spreading_activation]\nrecall_timeout_ms = 600000\n"
+)
+"""No usage recorded: the two recalls must see the same retrieval counts. No time budget
+that a loaded machine could exhaust in one recall and not the other (a cut-short recall
+answers with less)."""
 
 step = st.one_of(
     st.tuples(

@@ -21,6 +21,7 @@ from apexmem.cli.query import entities, facts, traverse
 from apexmem.cli.recall import recall
 from apexmem.cli.serving import mcp_command, serve
 from apexmem.cli.state import State, accept_global_options, no_entity, usable_directory
+from apexmem.cli.timeline import timeline
 from apexmem.cli.timetravel import diff, replay
 from apexmem.cli.usage import decay_usage
 from apexmem.config import EVENTS_FILE, SETTINGS_FILE
@@ -379,6 +380,7 @@ for _command in (
     replay,
     serve,
     stats,
+    timeline,
     traverse,
 ):
     cli.add_command(_command)

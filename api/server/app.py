@@ -17,6 +17,8 @@ from apexmem.location import is_url, locate
 from apexmem.server.auth import BearerGuard
 from apexmem.server.config import DEFAULT_MAX_BODY_BYTES, ServeConfig, served
 from apexmem.server.errors import exception_handlers
+from apexmem.server.explore import ExplorerPages
+from apexmem.server.lookups import LookupApi
 from apexmem.server.routes import MemoryApi
 from apexmem.server.tenants import Tenants
 from apexmem.service.logs import get_logger
@@ -35,11 +37,12 @@ Errors are `application/problem+json` (RFC 9457); a validation problem names `fi
 body returns the first result and writes nothing."""
 
 
-def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> BearerGuard:
-    """The API over `tenants`: under `/v1`, or `/v1/tenants/{tenant}` when there are tenants."""
+def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> ExplorerPages:
+    """The API over `tenants`: under `/v1`, or `/v1/tenants/{tenant}` when there are tenants;
+    the web explorer's page at `/explore`."""
     prefix = "/v1/tenants/{tenant:str}" if tenants.multi else "/v1"
     api = Litestar(
-        route_handlers=[Router(path=prefix, route_handlers=[MemoryApi])],
+        route_handlers=[Router(path=prefix, route_handlers=[MemoryApi, LookupApi])],
         openapi_config=OpenAPIConfig(
             title="apexmem",
             version=version("apexmem"),
@@ -58,7 +61,7 @@ def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
         state=_state(tenants),
         debug=False,
     )
-    return BearerGuard(api, tenants)
+    return ExplorerPages(BearerGuard(api, tenants))
 
 
 def tenants_for(config: ServeConfig) -> Tenants:
@@ -70,7 +73,7 @@ def tenants_for(config: ServeConfig) -> Tenants:
     return Tenants(single=locate(config.db), token=config.token, opener=served)
 
 
-def from_environment() -> BearerGuard:
+def from_environment() -> ExplorerPages:
     """The app of one worker of `apexmem serve --workers N`, from `APEXMEM_SERVE_CONFIG`."""
     config = msgspec.json.decode(os.environ[CONFIG_VARIABLE], type=ServeConfig)
     return create_app(tenants_for(config), max_body_bytes=config.max_body_bytes)

@@ -80,6 +80,9 @@ def _operations() -> list[str]:
         "GET /v1/diff",
         "GET /v1/verify",
         "GET /v1/stats",
+        "GET /v1/entities",
+        "GET /v1/timeline",
+        "GET /v1/recall",
     ]
 
 

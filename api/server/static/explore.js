@@ -5,7 +5,7 @@
 
 (function () {
   const COLOURS = { semantic: "#1f77b4", temporal: "#2ca02c", causal: "#d62728", entity: "#9467bd" };
-  const state = { entity: null, type: null, hops: 2, known: null, valid: null, steps: [], slot: null };
+  const state = { entity: null, type: null, hops: 2, known: null, valid: null, steps: [], positions: [], slot: null };
   const $ = (id) => document.getElementById(id);
   const explorer = { state: state, graph: null };
   window.apexmem = explorer;
@@ -245,34 +245,51 @@
     for (const event of events) {
       const chain = el("span", event.chain.slice(0, 16) + "...");
       chain.title = event.chain;
+      const data = el("span", summary(event.data));
+      data.title = JSON.stringify(event.data);
       body.appendChild(row([event.position, when(event.recorded_at), event.tag, event.actor,
-        event.episode, event.cause, event.stream_id.slice(0, 8) + " v" + event.version, chain,
-        JSON.stringify(event.data)]));
+        event.episode, event.cause, event.stream_id.slice(0, 8) + " v" + event.version, chain, data]));
       body.lastChild.children[7].className = "hash";
-      const data = body.lastChild.children[8];
-      data.className = "data";
-      data.title = data.textContent;
-      if (data.textContent.length > 160) data.textContent = data.textContent.slice(0, 157) + "...";
+      body.lastChild.children[8].className = "data";
     }
+  }
+
+  function summary(data) {
+    // One line for an event's payload (the whole of it is the cell's tooltip).
+    if (!data || typeof data !== "object") return String(data);
+    const said = data.fact || data.text || data.alias || data.name || data.reason || "";
+    const extra = ["outcome", "valid_from", "valid_until", "confidence"]
+      .filter((k) => data[k] !== undefined && data[k] !== null)
+      .map((k) => k + " " + (typeof data[k] === "string" ? when(data[k]) : data[k]));
+    return [said, ...extra].filter(Boolean).join("; ");
   }
 
   // ---- time: the known-at slider and the valid-at picker -------------------------------
 
   function setSteps(events) {
     // The moments the entity changed, and now: each step reopens every view as known then.
-    const moments = new Set(events.map((e) => e.recorded_at));
-    if (state.known) moments.add(state.known);
-    state.steps = [...moments].sort((a, b) => Date.parse(a) - Date.parse(b));
+    const last = new Map();
+    for (const e of events) last.set(e.recorded_at, Math.max(last.get(e.recorded_at) || 0, e.position));
+    if (state.known && !last.has(state.known)) last.set(state.known, null);
+    state.steps = [...last.keys()].sort((a, b) => Date.parse(a) - Date.parse(b));
+    state.positions = state.steps.map((at) => last.get(at));
     const slider = $("known-slider");
     slider.max = String(state.steps.length);
     slider.value = String(state.known ? state.steps.indexOf(state.known) : state.steps.length);
-    $("known-label").textContent = state.known ? when(state.known) : "now";
+    knownLabel();
+  }
+
+  function knownLabel() {
+    const index = state.steps.indexOf(state.known);
+    const position = index >= 0 ? state.positions[index] : null;
+    $("known-label").textContent = !state.known ? "now"
+      : when(state.known) + (position ? " (up to event " + position + ")" : "");
   }
 
   function moveKnown() {
     const index = Number($("known-slider").value);
     state.known = index >= state.steps.length ? null : state.steps[index];
-    $("known-label").textContent = state.known ? when(state.known) : "now";
+    knownLabel();
     refresh();
   }
 

@@ -1,4 +1,8 @@
-"""The Python blocks of README.md and docs/ run as written; every CLI command is documented."""
+"""The Python blocks of README.md and docs/ run as written; every CLI command is documented.
+
+A tutorial's blocks (docs/tutorial/) are one session, run in order as one program: each
+step builds on the one before.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,11 @@ _BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 def _blocks() -> list[tuple[str, str]]:
     found = []
     for path in DOCS:
-        for i, block in enumerate(_BLOCK.findall(path.read_text(encoding="utf-8"))):
+        blocks = _BLOCK.findall(path.read_text(encoding="utf-8"))
+        if path.parent.name == "tutorial" and blocks:
+            found.append((f"{path.relative_to(ROOT)}", "\n".join(blocks)))
+            continue
+        for i, block in enumerate(blocks):
             found.append((f"{path.relative_to(ROOT)}#{i}", block))
     return found
 

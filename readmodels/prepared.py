@@ -6,18 +6,24 @@ statement is still written in SQLAlchemy Core (so it compiles for any dialect), 
 once per dialect, expanded for its IN lists, and run with `exec_driver_sql`. No value is
 converted either way: parameters are given as stored (ids as 32-digit hex, times as integer
 microseconds, see `stored_id` and `stored_time`) and rows come back as stored.
+
+On PostgreSQL an IN list is one array parameter instead (`= ANY(%(ids)s::VARCHAR[])`): the
+text is then the same for any length, so the driver prepares it on the server once and the
+server plans it once, where a text per length was parsed and planned on every call.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from sqlalchemy import BigInteger, ClauseElement, ColumnElement, Connection, String, type_coerce
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.sqltypes import NullType, TupleType
 
 from apexmem.domain.identities import uuid_of_int
 from apexmem.readmodels.tables import stored_micros
@@ -41,6 +47,7 @@ class Prepared:
         self._build = build
         self._compiled: dict[tuple[str, Hashable], SQLCompiler] = {}
         self._expanded: dict[tuple[Any, ...], str] = {}
+        self._arrays: dict[tuple[str, Hashable], str | None] = {}
 
     def rows(
         self, connection: Connection, params: Mapping[str, Any], *shape: Hashable
@@ -64,6 +71,12 @@ class Prepared:
             assert isinstance(built, SQLCompiler)
             compiled = self._compiled[key] = built
         order = compiled.positiontup
+        if key[0] == "postgresql" and not compiled.positional:
+            text = self._arrays.get(key, "")
+            if text == "":
+                text = self._arrays[key] = arrays_in(compiled)
+            if text is not None:
+                return text, compiled.construct_params(dict(params), escape_names=False)
         if not compiled.positional or order is None or compiled.literal_execute_params:
             state = compiled.construct_expanded_state(dict(params))
             return state.statement, state.parameters
@@ -83,6 +96,28 @@ class Prepared:
             state = compiled.construct_expanded_state(dict(params))
             statement = self._expanded[(key, lengths)] = state.statement
         return statement, args
+
+
+_IN_LIST: Final = re.compile(r"(NOT )?IN \(__\[POSTCOMPILE_(\w+)\]\)")
+
+
+def arrays_in(compiled: SQLCompiler) -> str | None:
+    """The statement's text with each IN list as one array parameter, `col = ANY(%(ids)s)`
+    (None when a list is used some other way and must be expanded)."""
+
+    if any(isinstance(b.type, TupleType) for b in compiled.binds.values()):
+        return None  # a row-value list has no array form here
+
+    def array(match: re.Match[str]) -> str:
+        negated, name = match.groups()
+        kind = compiled.binds[name].type
+        form = "<> ALL" if negated else "= ANY"
+        if isinstance(kind, NullType):  # the driver's own array type for the values
+            return f"{form}(%({name})s)"
+        return f"{form}(%({name})s::{kind.compile(dialect=compiled.dialect)}[])"
+
+    text = _IN_LIST.sub(array, compiled.string)
+    return None if "__[POSTCOMPILE_" in text else text
 
 
 def as_stored(column: ColumnElement[Any]) -> ColumnElement[Any]:

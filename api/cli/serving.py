@@ -59,7 +59,7 @@ def serve(
     max_body_bytes: int,
     workers: int,
 ) -> None:
-    """Serve the HTTP API (OpenAPI at /v1/openapi.json) until Ctrl-C.
+    """Serve the HTTP API (OpenAPI at /v1/openapi.json) and the explorer (/explore) until Ctrl-C.
 
     Every request needs `Authorization: Bearer <token>`: APEXMEM_TOKEN, else `[server]
     token` in the memory's apexmem.toml; with neither, a token is made up for this run and

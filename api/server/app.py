@@ -54,6 +54,7 @@ def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
             ),
             security=[{"bearer": []}],
             create_examples=False,
+            use_handler_docstrings=True,
         ),
         exception_handlers=exception_handlers(),
         request_max_body_size=max_body_bytes,

@@ -2,8 +2,11 @@
 
 valid at T:  valid_from <= T < valid_until (valid_until unset: open-ended)
 known at S:  recorded_at <= S and (expired_at unset or expired_at > S)
-Without `valid_at`, a fact must be open-ended (the seeds' "active"); without `known_at`,
-the state the store believes now (the open row).
+A query is asked at a moment (`readmodels.moment`): without `valid_at`, facts valid at its
+`now` (the memory's clock, or the `known_at` asked about) are current, open-ended or ending
+later (the seeds' "active" edge; a fact true until 2030 is current today); `valid(None)`
+alone, which only upkeep asks, means open-ended. Without `known_at`, the state the store
+believes now (the open row).
 """
 
 from __future__ import annotations
@@ -116,7 +119,8 @@ def known(known_at: _Time) -> ColumnElement[bool]:
 
 
 def valid(valid_at: _Time) -> ColumnElement[bool]:
-    """The versions true in the world at `valid_at` (open-ended ones, when None)."""
+    """The versions true in the world at `valid_at` (open-ended ones, when None: a caller
+    asking about now passes the clock's time, see `Moment.held_at`)."""
     if valid_at is None:
         return facts.c.valid_until.is_(None)
     return and_(

@@ -1,7 +1,10 @@
 """Which fact versions a query sees: a moment on the two time axes, edge types, fading.
 
-A `Moment` is a state of the memory: the world at `valid_at` (open-ended facts when None)
-as the store had been told it by `known_at` (everything told when None). A `Lens` is what a
+A `Moment` is a state of the memory: the world at `valid_at` as the store had been told it
+by `known_at` (everything told when None). Without `valid_at`, facts are seen as they hold
+at `now` (the memory's clock where the question came in, or the `known_at` asked about):
+an open-ended fact and one whose end is still ahead are both current. With neither (the
+read models' own view, used by upkeep), only open-ended facts are. A `Lens` is what a
 fact query filters by: a moment, the edge types kept (all when empty) and, when given, the
 `Fading` that leaves faded facts out. Both are built once where a question comes in and
 handed to every read-model query it asks.
@@ -25,14 +28,35 @@ class Moment(msgspec.Struct, frozen=True, kw_only=True):
 
     valid_at: datetime | None = None
     known_at: datetime | None = None
+    now: datetime | None = None
+    """The moment "current" means when `valid_at` is not given: facts hold then (a fact
+    true until 2030 is current today). None: open-ended facts only."""
+
+    @property
+    def held_at(self) -> datetime | None:
+        """The valid time facts are seen at: `valid_at`, else `now`."""
+        return self.valid_at if self.valid_at is not None else self.now
 
     def stored(self) -> dict[str, int | None]:
-        """The `valid_at` and `known_at` parameters of a prepared statement (as stored)."""
+        """The `valid_at` and `known_at` parameters of a prepared statement (as stored), for
+        what was said by `valid_at` (messages: `now` does not apply to them)."""
         return stored_times(self.valid_at, self.known_at)
+
+    def stored_held(self) -> dict[str, int | None]:
+        """The same for fact versions: valid at `held_at`."""
+        return stored_times(self.held_at, self.known_at)
+
+    def current(self, now: datetime) -> Moment:
+        """This moment with "current" meaning valid at `known_at` when it is given (what
+        the store believed then held then, as a replay up to it answers), else at `now`."""
+        return msgspec.structs.replace(
+            self, now=self.known_at if self.known_at is not None else now
+        )
 
 
 NOW: Final = Moment()
-"""The present: open-ended facts, in the state the store holds."""
+"""The present in the state the store holds: open-ended facts (see `Moment.current` for
+the facts valid now)."""
 
 
 class Lens(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,8 +69,8 @@ class Lens(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def valid_at(self) -> datetime | None:
-        """The moment's valid time."""
-        return self.moment.valid_at
+        """The valid time facts are seen at (`Moment.held_at`)."""
+        return self.moment.held_at
 
     @property
     def known_at(self) -> datetime | None:
@@ -55,7 +79,10 @@ class Lens(msgspec.Struct, frozen=True, kw_only=True):
 
     def params(self) -> dict[str, Any]:
         """The parameters of `prepared_believed` for this lens (values as stored)."""
-        found: dict[str, Any] = {**self.moment.stored(), "edge_types": list(self.edge_types)}
+        found: dict[str, Any] = {
+            **self.moment.stored_held(),
+            "edge_types": list(self.edge_types),
+        }
         if self.fading is not None:
             found.update(self.fading.params())
         return found
@@ -63,7 +90,7 @@ class Lens(msgspec.Struct, frozen=True, kw_only=True):
     def shape(self) -> tuple[bool, bool, bool, bool]:
         """The flags of `prepared_believed`: (valid, known, typed, fading)."""
         return (
-            self.moment.valid_at is not None,
+            self.moment.held_at is not None,
             self.moment.known_at is not None,
             bool(self.edge_types),
             self.fading is not None,

@@ -122,7 +122,7 @@ def _current(
             if i in roots and roots[i] not in best:
                 best[roots[i]] = s
         return [Similar(kind=kind, item_id=i, score=s) for i, s in best.items()]
-    if moment != NOW:  # every message in the index exists now
+    if moment.valid_at is not None or moment.known_at is not None:  # else every message is
         said = visible_messages(connection, [i.hex for i, _ in found], moment=moment)
         return [Similar(kind=kind, item_id=i, score=s) for i, s in found if i.hex in said]
     return [Similar(kind=kind, item_id=i, score=s) for i, s in found]

@@ -89,7 +89,8 @@ def moment_of(*, valid_at: TimeArg, known_at: TimeArg) -> Moment:
 
 
 class View:
-    """What the memory says, as known at `known_at` (now when None), valid at `valid_at`.
+    """What the memory says, as known at `known_at` (now when None), valid at `valid_at`
+    (when None: current, valid at `known_at` when given, else at the clock's now).
 
     Every query takes `valid_at=` to override the view's own valid time. Unknown names
     give empty answers, never errors.
@@ -122,8 +123,9 @@ class View:
 
     @property
     def moment(self) -> Moment:
-        """The view's state: known at `known_at`, valid at `valid_at`."""
-        return moment_of(valid_at=self.valid_at, known_at=self.known_at)
+        """The view's state: known at `known_at`, valid at `valid_at`; without `valid_at`,
+        current facts are those valid at `known_at`, else at the clock's now."""
+        return moment_of(valid_at=self.valid_at, known_at=self.known_at).current(self._clock())
 
     def _valid(self, value: TimeArg | _Unset) -> datetime | None:
         return self.valid_at if isinstance(value, _Unset) else as_time("valid_at", value)
@@ -136,8 +138,8 @@ class View:
         edge_types: Sequence[str] = (),
         include_faded: bool = False,
     ) -> Lens:
-        """The facts a query sees: valid at `valid_at`, known at the view's `known_at`, of
-        `edge_types`, faded ones left out unless asked."""
+        """The facts a query sees: valid at `valid_at` (None: current, see `moment`), known
+        at the view's `known_at`, of `edge_types`, faded ones left out unless asked."""
         fading = None
         if not include_faded:
             fading = fading_at(
@@ -147,7 +149,7 @@ class View:
                 default=self._default_decay_rate,
             )
         return Lens(
-            moment=Moment(valid_at=valid_at, known_at=self.known_at),
+            moment=Moment(valid_at=valid_at, known_at=self.known_at).current(self._clock()),
             edge_types=tuple(edge_types),
             fading=fading,
         )
@@ -247,7 +249,7 @@ class View:
         include_faded: bool = False,
         relation: str | None = None,
     ) -> list[FactRow]:
-        """Believed facts with the entity as subject or object (open-ended ones by default;
+        """Believed facts with the entity as subject or object (current ones by default;
         faded ones only with `include_faded`; only those of `relation`, mapped by the
         ontology, when given)."""
         checked_text("entity", entity)

@@ -1,9 +1,11 @@
 """A recall of an earlier moment finds what a replay of the log up to it finds.
 
-The lists are long enough to hold every match, so the two must agree on which facts and
-messages answer (their BM25 scores differ: the full-text statistics of the present count
-the documents told since). One full-text question ranks only a few rows at once here, so
-the windows past a common word's newest matches are walked too. The questions' words are
+Facts start before or after that moment and end before it, after it or never: the recall
+(no `valid_at`) and the replay both see what holds at that moment. The lists are long
+enough to hold every match, so the two must agree on which facts and messages answer (their
+BM25 scores differ: the full-text statistics of the present count the documents told
+since). One full-text question ranks only a few rows at once here, so the windows past a
+common word's newest matches are walked too. The questions' words are
 in sentences, not names: full text alone must find them.
 """
 
@@ -39,7 +41,8 @@ step = st.one_of(
         st.sampled_from(PEOPLE),
         st.sampled_from(("works_at", "visits")),
         st.sampled_from(PLACES),
-        st.integers(min_value=0, max_value=30),
+        st.integers(min_value=-30, max_value=30),
+        st.one_of(st.none(), st.integers(min_value=1, max_value=60)),
     ),
     st.tuples(st.just("retract"), st.integers(min_value=0, max_value=40)),
     st.tuples(
@@ -73,7 +76,7 @@ def played(
 
 def apply(memory: Memory, told: list[Any], step: tuple[Any, ...]) -> None:
     if step[0] == "assert":
-        _, person, relation, place, days = step
+        _, person, relation, place, days, lasts = step
         said = f"{person} {relation.replace('_', ' ')} {place}"
         made = memory.assert_fact(
             subject=person,
@@ -83,6 +86,8 @@ def apply(memory: Memory, told: list[Any], step: tuple[Any, ...]) -> None:
             object_type="organization",
             fact=said,
             valid_from=START + timedelta(days=days),
+            # Ended before the moment, ending after it, or open: what holds then is current.
+            valid_until=None if lasts is None else START + timedelta(days=days + lasts),
         )
         told.append(made.fact_id)
     elif step[0] == "retract" and told:

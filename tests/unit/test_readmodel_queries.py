@@ -152,7 +152,7 @@ def test_an_edge_is_visible_only_inside_its_valid_interval(memory: Memory) -> No
 def test_valid_from_is_inclusive_and_valid_until_exclusive(memory: Memory) -> None:
     start, end = "2025-06-01 00:00:00", "2026-06-01 00:00:00"
     memory.assert_fact(**edge("Node A", "links", "Node B"), valid_from=year(2025, 6))
-    [ab] = memory.facts_about("Node A")
+    [ab] = memory.facts_about("Node A", valid_at=start)  # not current yet: the clock is 2024
     memory.retract(ab.fact_id, valid_until=year(2026, 6))
 
     assert memory.edges_at_timestamp("Node A", start)

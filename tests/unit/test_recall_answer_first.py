@@ -114,7 +114,7 @@ def test_the_context_block_says_when_a_fact_held_and_when_a_message_was_said(
         relation="lives_in",
         object="Oslo",
         fact="Bob lives in Oslo",
-        valid_from="2024-06-01T00:00:00Z",
+        valid_from="2023-06-01T00:00:00Z",
     )
     memory.record_message(
         episode="c1", speaker="Bob", text="Oslo is cold", at="2023-05-08T10:00:00Z"
@@ -126,7 +126,7 @@ def test_the_context_block_says_when_a_fact_held_and_when_a_message_was_said(
     now = memory.format_context(memory.recall("Bob Oslo", limit=5))
 
     assert "Bob works at Initech [2019-03-01 to 2021-06-30]" in block
-    assert "Bob lives in Oslo [since 2024-06-01]" in now
+    assert "Bob lives in Oslo [since 2023-06-01]" in now
     assert "Bob: Oslo is cold [said 2023-05-08]" in now
 
 

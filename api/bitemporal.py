@@ -8,6 +8,7 @@ where a history table hides it in its fiftieth line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -32,6 +33,13 @@ _FILL: Final = {
     "archived": "#9e9e9e",
 }
 """Bar colours by kind (see `bar_kind`); the legend lists them in this order."""
+_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+"""Characters XML 1.0 cannot hold, even escaped (a stored value may have them)."""
+
+
+def _text(value: str) -> str:
+    """Stored text as SVG character data: escaped, and what XML cannot hold shown as U+FFFD."""
+    return escape(_NOT_XML.sub("\ufffd", value))
 
 
 def bar_kind(row: FactRow, now: datetime) -> str:
@@ -60,7 +68,7 @@ def timeline_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height}" '
         f'viewBox="0 0 {_WIDTH} {height}" font-family="sans-serif" font-size="12" '
         'class="bitemporal">',
-        f'<text x="10" y="18" font-size="14" font-weight="bold">{escape(title)}</text>',
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{_text(title)}</text>',
         f'<text x="10" y="{_TOP - 8}" fill="#555">known since (down)</text>',
         *_legend(),
     ]
@@ -141,12 +149,12 @@ def _bar(row: FactRow, top: int, scale: _Scale, now: datetime) -> list[str]:
     dashed = ' stroke-dasharray="5 3"' if kind == "withdrawn" else ""
     return [
         f'<g class="version {kind}" data-fact-id={quoteattr(str(row.fact_id))}>',
-        f"<title>{escape(tip)}</title>",
+        f"<title>{_text(tip)}</title>",
         f'<text x="{_LEFT - 8}" y="{top + 13}" text-anchor="end">'
         f"{row.asserted_at:%Y-%m-%d %H:%M}</text>",
         f'<rect x="{x0:.1f}" y="{top}" width="{max(x1 - x0, 2.0):.1f}" height="{_BAR}" rx="3" '
         f'fill="{_FILL[kind]}" fill-opacity="0.85" stroke="#222"{dashed}/>',
-        f'<text x="{x0 + 4:.1f}" y="{top + 13}" fill="#fff">{escape(shown or "")}</text>',
+        f'<text x="{x0 + 4:.1f}" y="{top + 13}" fill="#fff">{_text(shown or "")}</text>',
         "</g>",
     ]
 

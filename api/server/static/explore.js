@@ -4,6 +4,7 @@
 "use strict";
 
 (function () {
+  const MAX_ROWS = 500;
   const COLOURS = { semantic: "#1f77b4", temporal: "#2ca02c", causal: "#d62728", entity: "#9467bd" };
   const state = { entity: null, type: null, hops: 2, known: null, valid: null, steps: [], positions: [], slot: null };
   const $ = (id) => document.getElementById(id);
@@ -239,10 +240,12 @@
 
   function showHistory(title, events) {
     $("history").hidden = false;
-    $("history-title").textContent = title;
+    const shown = events.slice(-MAX_ROWS);
+    $("history-title").textContent = title +
+      (shown.length < events.length ? " (the last " + MAX_ROWS + " of " + events.length + " events)" : "");
     const body = $("history-table").tBodies[0];
     body.replaceChildren();
-    for (const event of events) {
+    for (const event of shown) {
       const chain = el("span", event.chain.slice(0, 16) + "...");
       chain.title = event.chain;
       const data = el("span", summary(event.data));
@@ -304,6 +307,7 @@
     guarded(async () => {
       await show();
       if (state.slot) await showTimeline(state.slot.subject, state.slot.relation);
+      await search($("search").value.trim());
       if ($("recall-query").value) await recall($("recall-query").value);
     });
   }

@@ -153,7 +153,7 @@
 
   function describeMoment() {
     const known = state.known ? "as known at " + when(state.known) : "as known now";
-    const valid = state.valid ? ", valid at " + when(state.valid) : ", open-ended facts";
+    const valid = state.valid ? ", valid at " + when(state.valid) : state.known ? ", valid then" : ", valid now";
     return state.entity + ": " + known + valid;
   }
 

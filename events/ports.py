@@ -21,11 +21,12 @@ from apexmem.events.envelope import (
     RecordedEvent,
 )
 
-__all__ = ["LockedLog", "Log", "LogAccess"]
+__all__ = ["LockedLog", "Log", "LogAccess", "LogReads"]
 
 
-class LogAccess(Protocol):
-    """What the write path needs of a log: reads by stream and key, and an atomic append."""
+class LogReads(Protocol):
+    """What deciding a write reads of a log: streams, lookup keys, idempotency keys, what
+    changed since a position, and the last position."""
 
     def read_streams(
         self, stream_ids: Sequence[UUID], *, after_version: int = 0
@@ -49,6 +50,14 @@ class LogAccess(Protocol):
     def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
         """The streams appended to after `position`, and the tags appended (sorted)."""
         ...
+
+    def last_position(self) -> int:
+        """The highest position written so far (0 for an empty log)."""
+        ...
+
+
+class LogAccess(LogReads, Protocol):
+    """What the write path needs of a log: the reads, and an atomic append."""
 
     def append(
         self,

@@ -40,7 +40,7 @@ from apexmem.domain.types import parse_edge_type, resolve_entity_type
 from apexmem.events.base import Event
 from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.events.policy import DecayRateSet, RelationMapped
-from apexmem.events.ports import LogAccess
+from apexmem.events.ports import LogReads
 from apexmem.service.logs import get_logger
 from apexmem.service.moves import Moves
 from apexmem.service.naming import Resolution, follow, resolve
@@ -70,7 +70,7 @@ class Context(msgspec.Struct, kw_only=True):
     """What every handler needs: the batch, the log, the ontology, the strategy and the time."""
 
     staging: Staging
-    log: LogAccess
+    log: LogReads
     ontology: Ontology
     strategy: Strategy
     now: datetime

@@ -2,10 +2,14 @@
 
 An operation prepares an attempt outside the log's write lock (it may read the read models
 or ask a model), decides under the lock (reads of the log share the append's transaction),
-and gets back what one atomic append wrote. The pipeline retries the whole attempt on
-`ConcurrencyError` (one loop for every operation), projects once the append committed, and
-then runs the post-commit policies the operation's kind triggers: declared, never nested in
-the write that triggered them.
+and gets back what one atomic append wrote. An attempt that can tell afterwards whether what
+it read still holds (`DecidedAhead`: a batch of commands) decides its first try before the
+lock instead, and under the lock only checks that nothing it read changed meanwhile, so
+writers in many processes decide at once and hold the lock only to append.
+
+The pipeline retries the whole attempt on `ConcurrencyError` (one loop for every operation),
+projects once the append committed, and then runs the post-commit policies the operation's
+kind triggers: declared, never nested in the write that triggered them.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 from uuid import UUID
 
 import msgspec
@@ -22,10 +26,10 @@ from apexmem.events.base import Event
 from apexmem.events.envelope import AppendResult, NewEvent, RecordedEvent
 from apexmem.events.errors import ApexmemError, ConcurrencyError, DiskFullError
 from apexmem.events.policy import FactsRetrieved
-from apexmem.events.ports import LockedLog, Log
+from apexmem.events.ports import LockedLog, Log, LogReads
 from apexmem.service.logs import get_logger
 
-__all__ = ["Append", "Attempt", "Pipeline", "Policy", "Settled", "Versions"]
+__all__ = ["Append", "Attempt", "DecidedAhead", "Pipeline", "Policy", "Settled", "Versions"]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -85,6 +89,20 @@ class Attempt(Protocol[T_co]):
 
     def conflicted(self) -> None:
         """Forget what the attempt learned: its append conflicted and was not written."""
+        ...
+
+
+@runtime_checkable
+class DecidedAhead(Attempt[T_co], Protocol[T_co]):
+    """An attempt whose first try decides from the log read without its write lock."""
+
+    def decide(self, log: LogReads) -> Append:
+        """As `Attempt.decide`, from reads that need not share the append's transaction."""
+        ...
+
+    def still_holds(self, log: LockedLog) -> None:
+        """Under the lock, before the append: raise ConcurrencyError when anything the
+        decision read has changed since (the next try then decides under the lock)."""
         ...
 
 
@@ -167,8 +185,14 @@ class Pipeline:
                 return attempt.result
             try:
                 with self.lock:
+                    ahead = attempt if tried == 0 and isinstance(attempt, DecidedAhead) else None
+                    early = None if ahead is None else ahead.decide(self._log)
                     with self._log.locked() as locked:
-                        wanted = attempt.decide(locked)
+                        if ahead is None or early is None:
+                            wanted = attempt.decide(locked)
+                        else:
+                            ahead.still_holds(locked)
+                            wanted = early
                         appended, rode = self._append(locked, wanted)
                     del self._usage[:rode]  # committed with the attempt's events
             except ConcurrencyError:

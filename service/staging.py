@@ -12,7 +12,7 @@ from apexmem.domain.state import AliasState, EntityState, EpisodeState, PolicySt
 from apexmem.events.base import Event
 from apexmem.events.envelope import NewEvent
 from apexmem.events.fact import FactAsserted
-from apexmem.events.ports import LogAccess
+from apexmem.events.ports import LogReads
 from apexmem.projections.streams import (
     evolve_alias,
     evolve_entity,
@@ -48,7 +48,7 @@ _FOLDS: Final[dict[str, tuple[Any, Callable[[Any, Event], Any]]]] = {
 }
 
 
-def _read_states(log: LogAccess, kind: Kind, streams: list[UUID]) -> list[tuple[int, Any]]:
+def _read_states(log: LogReads, kind: Kind, streams: list[UUID]) -> list[tuple[int, Any]]:
     """Streams folded from the log in one read, keyed by `UUID.int`."""
     initial, evolve = _FOLDS[kind]
     found = log.read_streams(streams)
@@ -65,7 +65,7 @@ class Staging:
 
     def __init__(
         self,
-        log: LogAccess,
+        log: LogReads,
         cache: StateCache,
         similar: SimilarWrites | None = None,
         *,

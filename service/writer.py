@@ -23,13 +23,14 @@ from apexmem.domain.names import clean_sentence
 from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
-from apexmem.events.envelope import AppendResult, NewEvent
+from apexmem.events.envelope import AppendResult, NewEvent, RecordedEvent
 from apexmem.events.errors import (
     ApexmemError,
+    ConcurrencyError,
     NotFoundError,
     ValidationError,
 )
-from apexmem.events.ports import LockedLog, Log, LogAccess
+from apexmem.events.ports import LockedLog, Log, LogReads
 from apexmem.projections.streams import evolve_policy, fold
 from apexmem.service.cache import StateCache
 from apexmem.service.collector import paused
@@ -118,7 +119,7 @@ class Writer:
             self._refresh_policy(self._log)
             return self._ontology
 
-    def _refresh_policy(self, log: LogAccess) -> None:
+    def _refresh_policy(self, log: LogReads) -> None:
         """Fold policy events another process may have appended since we last looked."""
         newer = log.read_stream(POLICY_ID, after_version=self._policy.version)
         if newer:
@@ -137,6 +138,7 @@ class Batch:
         "_extra",
         "_head",
         "_key",
+        "_read",
         "_repeated",
         "_staging",
         "_writer",
@@ -160,9 +162,14 @@ class Batch:
         self._complete = False
         self._drafts: list[Result] = []
         self._repeated: AppendResult | None = None
+        self._read: _Reads | None = None
 
-    def decide(self, log: LockedLog) -> Append:
+    def decide(self, log: LogReads) -> Append:
+        """The batch's events, decided from `log` as it is at its last position (read first:
+        whatever changed after it is what `still_holds` looks for)."""
         writer, key = self._writer, self._key
+        self._read = read = _Reads(log)
+        log = read
         self._head = head = log.last_position()
         _sync(writer._cache, log, head)
         cache = self._cache
@@ -188,18 +195,35 @@ class Batch:
         events = [*staging.events, *self._extra] if self._extra else staging.events
         return Append(events=events, idempotency_key=key, receipt=receipt)
 
+    def still_holds(self, log: LockedLog) -> None:
+        """Raise ConcurrencyError when a stream the batch read or wrote was appended to
+        since it decided, an entity was merged, or its idempotency key was used meanwhile."""
+        assert self._read is not None and self._staging is not None
+        streams, tags = log.changed_since(self._head)
+        if not streams and not tags:
+            return
+        read = self._read.streams.union(self._staging.touched())
+        if "entity-merged.v1" in tags or not read.isdisjoint(streams):
+            raise ConcurrencyError("a stream the batch read was appended to after it decided")
+        if self._key is not None and self._repeated is None and log.repeated(self._key):
+            raise ConcurrencyError("the batch's idempotency key was used after it decided")
+
     def finish(self, appended: AppendResult | None) -> list[Result]:
         writer, cache, staging = self._writer, self._cache, self._staging
         assert staging is not None
         written = 0 if appended is None or appended.repeated else len(appended.positions)
+        # Others appended between the decision and the lock (to streams it did not read):
+        # the cache is then true at the decision's head only, and not every stream is in it.
+        behind = written > 0 and appended is not None and appended.positions[0] != self._head + 1
+        synced = self._head if behind else self._head + written
         # Every stream of the log is cached while only this writer appends from a log it saw
         # empty: a stream missing from the cache is then new and need not be read.
         # Set before the commit below, which clears it should it evict a state.
-        cache.complete_at = self._head + written if self._complete else None
+        cache.complete_at = synced if self._complete and not behind else None
         staging.commit()  # only now: the batch's states are the log's once it committed
         if cache is not writer._cache:
             writer._cache.update(cache)
-        writer._cache.synced_at = self._head + written
+        writer._cache.synced_at = synced
         if self._repeated is not None:
             return _from_receipt(self._repeated)
         if appended is None:
@@ -213,7 +237,42 @@ class Batch:
             self._writer._cache.forget(self._staging.touched())
 
 
-def _sync(cache: StateCache, log: LogAccess, head: int) -> None:
+class _Reads:
+    """The log as a batch reads it, noting every stream it asked for (found or not)."""
+
+    __slots__ = ("_log", "streams")
+
+    def __init__(self, log: LogReads) -> None:
+        self._log = log
+        self.streams: set[UUID] = set()
+
+    def read_streams(
+        self, stream_ids: Sequence[UUID], *, after_version: int = 0
+    ) -> dict[UUID, list[RecordedEvent]]:
+        self.streams.update(stream_ids)
+        return self._log.read_streams(stream_ids, after_version=after_version)
+
+    def read_stream(self, stream_id: UUID, *, after_version: int = 0) -> list[RecordedEvent]:
+        self.streams.add(stream_id)
+        return self._log.read_stream(stream_id, after_version=after_version)
+
+    def find(self, key: str) -> RecordedEvent | None:
+        found = self._log.find(key)
+        if found is not None:
+            self.streams.add(found.stream_id)
+        return found
+
+    def repeated(self, idempotency_key: str) -> AppendResult | None:
+        return self._log.repeated(idempotency_key)
+
+    def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
+        return self._log.changed_since(position)
+
+    def last_position(self) -> int:
+        return self._log.last_position()
+
+
+def _sync(cache: StateCache, log: LogReads, head: int) -> None:
     """Forget the cached states of streams other processes appended to since the cache was
     last true, and every name if one of them merged an entity.
 

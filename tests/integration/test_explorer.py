@@ -133,6 +133,10 @@ def test_an_entity_shows_its_facts_and_graph_and_a_click_moves_to_a_neighbour(
     page.screenshot(path=str(tmp_path / "entity.png"), full_page=True)
 
     page.evaluate(  # returns nothing: a collection would be serialized, core and all
+        "() => { window.apexmem.graph.edges('[label = \"uses\"]').emit('tap'); }"
+    )
+    expect(page.locator("#history-title")).to_contain_text("Alice uses")
+    page.evaluate(
         "() => { window.apexmem.graph.nodes().filter(n => n.data('label') === 'Bob').emit('tap'); }"
     )
     expect(page.locator("#entity-name")).to_have_text("Bob (person)")

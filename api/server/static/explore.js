@@ -189,7 +189,7 @@
       .filter((f) => f.object_id && ids.has(f.subject_id) && ids.has(f.object_id))
       .map((f) => ({
         data: { id: f.fact_id + ":" + f.position, source: f.subject_id, target: f.object_id,
-          label: f.relation, edge_type: f.edge_type },
+          label: f.relation, edge_type: f.edge_type, fact: f },
       }));
     if (explorer.graph) explorer.graph.destroy();
     explorer.graph = cytoscape({
@@ -207,6 +207,9 @@
           style: { "line-color": colour, "target-arrow-color": colour },
         })),
       ],
+    });
+    explorer.graph.on("tap", "edge", (event) => {
+      guarded(() => factHistory(event.target.data("fact")));
     });
     explorer.graph.on("tap", "node", (event) => {
       const node = event.target;

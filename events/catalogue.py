@@ -7,6 +7,7 @@ from typing import Final
 from apexmem.events.base import Event
 from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
 from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
+from apexmem.events.erasure import RecordsErased
 from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
 from apexmem.events.extraction import MessageExtracted
 from apexmem.events.fact import (
@@ -51,6 +52,7 @@ AnyEvent = (
     | EntityMatched
     | FactContradicted
     | NotesLinked
+    | RecordsErased
 )
 """Every event class of catalogue v1."""
 
@@ -70,6 +72,7 @@ STREAM_KINDS: Final[dict[str, tuple[type[Event], ...]]] = {
     "usage": (FactsRetrieved, RetrievalCountsDecayed),
     "community": (CommunitySummarized, CommunityDissolved, CommunityMemberAssigned),
     "note linking": (NotesLinked,),
+    "erasure": (RecordsErased,),
 }
 """Which events each kind of stream holds, in catalogue order."""
 

@@ -15,6 +15,7 @@ from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
 
 from apexmem.events.base import Event
 from apexmem.events.catalogue import EVENT_CLASSES, tag_of
+from apexmem.events.erasure import blanked, erased_payload, is_blank
 from apexmem.events.errors import IntegrityViolation
 from apexmem.events.timeutil import UtcDateTime
 
@@ -65,8 +66,14 @@ def encode(stored: Stored[Any]) -> bytes:
 
 
 def decode(tag: str, state: bytes) -> Stored[Any]:
-    """Decode a record by its tag, upcasting tags whose class is gone."""
+    """Decode a record by its tag, upcasting tags whose class is gone.
+
+    A record blanked by an erasure (`events.erasure`) decodes to its kept envelope and an
+    `Erased` payload, whatever its tag (checked only when the tag's decoder fails).
+    """
     seen = 0
+    if tag not in _decoders and is_blank(state):
+        return _blanked(state)
     while tag not in _decoders:
         upcaster = _upcasters.get(tag)
         if upcaster is None or seen > len(_upcasters):
@@ -76,7 +83,23 @@ def decode(tag: str, state: bytes) -> Stored[Any]:
     try:
         return _decoders[tag].decode(state)
     except msgspec.DecodeError as e:
+        if is_blank(state):
+            return _blanked(state)
         raise IntegrityViolation(f"stored {tag} record does not decode: {e}") from e
+
+
+def _blanked(state: bytes) -> Stored[Any]:
+    try:
+        kept = blanked(state)
+    except msgspec.DecodeError as e:
+        raise IntegrityViolation(f"a blanked record does not decode: {e}") from e
+    return Stored(
+        recorded_at=kept.recorded_at,
+        actor=kept.actor,
+        episode=kept.episode,
+        cause=kept.cause,
+        data=erased_payload(),
+    )
 
 
 def register_upcaster(old_tag: str, upcaster: Upcaster) -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from blake3 import blake3
+
 from apexmem.events import logreads
 from apexmem.events.chain import GENESIS, links
 from apexmem.events.chainrows import chain_links, chains, copy_rows, insert_row, last_row
@@ -27,6 +29,7 @@ from apexmem.events.envelope import (
     check_key,
     encoded,
 )
+from apexmem.events.erasure import blank
 from apexmem.events.errors import ApexmemError, ConcurrencyError, IntegrityViolation
 from apexmem.events.logreads import READ_CHUNK, cursor_query, raw_record
 from apexmem.events.restore import Restored, RestoredKey
@@ -272,6 +275,20 @@ class EventLog:
             connection.close()
         return int(copied)
 
+    def scrub(self) -> None:
+        """Leave no trace of blanked bytes in the file or its WAL: copy the WAL back and
+        empty it, rebuild the file from its live rows (VACUUM), and empty the WAL again.
+
+        Run after an erasure committed. Raises ApexmemError when another connection's
+        reader keeps the WAL from being emptied (run it again once that reader is done).
+        """
+        with self._datastore.get_connection(commit=False) as connection:
+            raw = connection.cursor()
+            raw.execute("PRAGMA secure_delete=ON")
+            _checkpoint(raw, self.path)
+            raw.execute("VACUUM")
+            _checkpoint(raw, self.path)
+
     def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
         """Every position that has a record or a chain hash, with both as stored.
 
@@ -400,6 +417,44 @@ class LockedEventLog:
         """The events appended after `position`, in order, read inside the lock."""
         return logreads.read(self._query, start=position + 1, stop=None, tags=(), limit=None)
 
+    def blank(self, positions: Sequence[int]) -> dict[int, tuple[bytes, bytes]]:
+        """Blank the records at these positions in place (`events.erasure.blank`), inside
+        the lock; returns, for each, the chain hash stored there and the blake3 hash of the
+        blanked bytes left there (what the erasure event commits to).
+
+        The one in-place change the log allows, made only by an erasure, which appends its
+        `records-erased.v1` in the same transaction. The receipts kept with the idempotency
+        keys of the appends that wrote these records are dropped too (they may name what
+        was erased). secure_delete makes SQLite overwrite the freed bytes in the file's
+        pages; the WAL and free pages are cleared afterwards by `EventLog.scrub`.
+        """
+        wanted = sorted(set(positions))
+        if not wanted:
+            return {}
+        self._cursor.execute("PRAGMA secure_delete=ON")
+        stored = chains(self._query, wanted)
+        done: dict[int, tuple[bytes, bytes]] = {}
+        for i in range(0, len(wanted), READ_CHUNK):
+            part = wanted[i : i + READ_CHUNK]
+            marks = ",".join("?" * len(part))
+            rows = self._query(
+                f"SELECT rowid, state FROM {EVENTS_TABLE} WHERE rowid IN ({marks})", part
+            )
+            blanked = [(rowid, blank(bytes(state))) for rowid, state in rows]
+            self._cursor.executemany(
+                f"UPDATE {EVENTS_TABLE} SET state=? WHERE rowid=?",
+                [(bytearray(state), rowid) for rowid, state in blanked],
+            )
+            done.update(
+                (rowid, (stored[rowid], blake3(state).digest())) for rowid, state in blanked
+            )
+        self._cursor.executemany(
+            "UPDATE idempotency SET receipt=NULL WHERE receipt IS NOT NULL "
+            "AND ? BETWEEN first_position AND last_position",
+            [(p,) for p in wanted],
+        )
+        return done
+
     def append(
         self,
         events: Sequence[NewEvent],
@@ -412,6 +467,17 @@ class LockedEventLog:
         if not appended.repeated:
             self.appended += len(appended.positions)
         return appended
+
+
+def _checkpoint(cursor: Any, path: Path) -> None:
+    """Copy the WAL into the file and truncate it to nothing, or say who keeps it."""
+    cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    busy, _, _ = cursor.fetchone()
+    if busy:
+        raise ApexmemError(
+            f"the WAL of {path} could not be emptied: another connection is reading it; "
+            "run the erasure again once it is done (it resumes where it stopped)"
+        )
 
 
 def _records(

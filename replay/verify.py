@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import suppress
 from typing import Final
 from uuid import UUID
 
 import msgspec
+from blake3 import blake3
 
 from apexmem.events.chain import GENESIS, link
 from apexmem.events.envelope import RawRecord
+from apexmem.events.erasure import ERASED_TAG, RecordsErased, is_blank
 from apexmem.events.errors import ValidationError
 from apexmem.events.ports import Log
 from apexmem.events.sqlite import is_damaged
@@ -98,7 +101,7 @@ def verify(log: Log, *, expect: Head | tuple[None, str] | None = None) -> Verify
         if not is_damaged(e):
             raise
         keys, unread = KeyChecks(()), f"the idempotency keys are damaged and unreadable ({e})"
-    found = _walk(log.raw_records(), GENESIS, keys, expect)
+    found = _walk(log.raw_records(), GENESIS, keys, expect, _Vouches(log))
     if isinstance(found, VerifyReport):
         return found
     checked, position, chain, kept = found
@@ -136,7 +139,7 @@ def verify_tail(log: Log, *, count: int = TAIL) -> VerifyReport:
         )
     if previous is None:
         return _broken(start - 1, Problem(start - 1, "the chain row of this position is missing"))
-    found = _walk(log.raw_records(start=start), previous, KeyChecks(()), None)
+    found = _walk(log.raw_records(start=start), previous, KeyChecks(()), None, _Vouches(log))
     if isinstance(found, VerifyReport):
         return found
     checked, position, chain, _ = found
@@ -153,6 +156,7 @@ def _walk(
     chain: bytes,
     keys: KeyChecks,
     expect: Head | tuple[None, str] | None,
+    vouches: _Vouches,
 ) -> VerifyReport | tuple[int, int, bytes, bytes | None]:
     """The report at the first problem, else (events checked, the last position, its chain,
     the chain at the expected position)."""
@@ -163,7 +167,7 @@ def _walk(
         for record in records:
             if early and early[0].position <= record.position:
                 return _broken(checked, early[0])
-            problem = record.problem or _problem(record, chain, last_time, keys)
+            problem = record.problem or _problem(record, chain, last_time, keys, vouches)
             if problem is not None:
                 return _broken(checked, Problem(record.position, problem))
             assert record.chain is not None and record.recorded_at is not None
@@ -218,14 +222,34 @@ def _unexpected(
     )
 
 
-def _problem(record: RawRecord, previous: bytes, last_time: int, keys: KeyChecks) -> str | None:
+def _problem(
+    record: RawRecord, previous: bytes, last_time: int, keys: KeyChecks, vouches: _Vouches
+) -> str | None:
     if record.state is None or record.stream_id is None:
         return "the event at this position is missing (its chain row remains)"
     if record.chain is None or record.recorded_at is None:
         return "the chain row of this position is missing"
+    state = record.state if isinstance(record.state, bytes) else str(record.state).encode()
+    # A blanked record's hash cannot be recomputed: it must be the one a later erasure
+    # event committed to. Its kept envelope is checked like any other.
+    problem = (
+        vouches.problem(record.position, record.chain, state)
+        if is_blank(state)
+        else _chain_problem(record, previous, state, vouches)
+    )
+    if problem is not None:
+        return problem
+    if record.recorded_at < last_time:
+        return "recorded_at decreases at this position"
+    return _beside(record.position, record.recorded_at, state, keys)
+
+
+def _chain_problem(
+    record: RawRecord, previous: bytes, state: bytes, vouches: _Vouches
+) -> str | None:
+    """Why the record's recomputed chain hash is not the stored one, or None."""
     assert record.version is not None and record.tag is not None
     try:
-        state = record.state if isinstance(record.state, bytes) else str(record.state).encode()
         expected = link(
             previous, UUID(str(record.stream_id)).bytes, int(record.version), str(record.tag), state
         )
@@ -233,9 +257,55 @@ def _problem(record: RawRecord, previous: bytes, last_time: int, keys: KeyChecks
         return "the record is malformed (its stream id, version or tag is not what was written)"
     if expected != record.chain:
         return "the chain hash does not match the stored event (edited, removed or reordered)"
-    if record.recorded_at < last_time:
-        return "recorded_at decreases at this position"
-    return _beside(record.position, record.recorded_at, state, keys)
+    if vouches.listed(record.position):
+        return "an erasure lists this position, but its record still holds its content"
+    return None
+
+
+class _Vouches:
+    """What each erasure event committed to for the positions it blanked: the chain hash
+    stored there and the blake3 hash of the blanked bytes.
+
+    Read from the log only once a blanked record is met (a log with no erasure pays
+    nothing): every `records-erased.v1` at or after that position, chained after it.
+    """
+
+    def __init__(self, log: Log) -> None:
+        self._log = log
+        self._by: dict[int, tuple[bytes, bytes, int]] | None = None
+
+    def problem(self, position: int, chain: bytes, state: bytes) -> str | None:
+        """Why the blanked record at `position` is not vouched for, or None when a later
+        erasure event committed to exactly this chain hash and these bytes."""
+        vouched = self._read(position).get(position)
+        if vouched is None:
+            return (
+                "the record at this position is blanked, but no erasure event after it "
+                "lists it (erased outside apexmem forget)"
+            )
+        if vouched[0] != chain or vouched[1] != blake3(state).digest():
+            return (
+                "the record at this position is blanked, but its chain hash or its bytes "
+                f"are not those the erasure at position {vouched[2]} committed to (edited)"
+            )
+        return None
+
+    def listed(self, position: int) -> bool:
+        """Whether an erasure already read lists this (unblanked) position."""
+        return self._by is not None and position in self._by
+
+    def _read(self, start: int) -> dict[int, tuple[bytes, bytes, int]]:
+        if self._by is None:
+            self._by = {}
+            for event in self._log.read(start=start, tags=(ERASED_TAG,)):
+                data = event.data
+                if not isinstance(data, RecordsErased):
+                    continue  # a blanked erasure event: it vouches for nothing
+                for p, chain, kept in zip(data.positions, data.chains, data.blanks, strict=False):
+                    with suppress(ValueError):
+                        vouched = (bytes.fromhex(chain), bytes.fromhex(kept), event.position)
+                        self._by.setdefault(p, vouched)
+        return self._by
 
 
 def _beside(position: int, recorded_at: int, state: bytes, keys: KeyChecks) -> str | None:

@@ -39,7 +39,8 @@ def between_decision_and_lock(
 
     def checking(self: Batch, log: LockedLog) -> None:
         if self is not first[0]:  # the writes made meanwhile are checked too
-            return check(self, log)
+            check(self, log)
+            return
         try:
             check(self, log)
         except ConcurrencyError:

@@ -253,11 +253,17 @@
       chain.title = event.chain;
       const data = el("span", summary(event.data));
       data.title = JSON.stringify(event.data);
+      const cause = el("span", clip(event.cause, 24));
+      cause.title = event.cause || "";
       body.appendChild(row([event.position, when(event.recorded_at), event.tag, event.actor,
-        event.episode, event.cause, event.stream_id.slice(0, 8) + " v" + event.version, chain, data]));
+        event.episode, cause, event.stream_id.slice(0, 8) + " v" + event.version, chain, data]));
       body.lastChild.children[7].className = "hash";
       body.lastChild.children[8].className = "data";
     }
+  }
+
+  function clip(text, size) {
+    return text && text.length > size ? text.slice(0, size - 3) + "..." : text || "";
   }
 
   function summary(data) {

@@ -66,7 +66,7 @@ from apexmem.service.results import (
 from apexmem.service.upkeep import Assignment, Detection
 from apexmem.service.usage import UsageDecay
 from apexmem.service.view import TimeArg, View, as_time
-from apexmem.timetravel import copy_until, read_only_reason
+from apexmem.timetravel import copy_until, known_at_position, read_only_reason
 
 __all__ = ["Memory"]
 
@@ -470,8 +470,15 @@ class Memory(View):
 
     # Queries -----------------------------------------------------------------------------
 
-    def as_of(self, *, known_at: TimeArg = None, valid_at: TimeArg = None) -> View:
-        """A read-only view: what the store had been told by `known_at`, true at `valid_at`."""
+    def as_of(
+        self, *, known_at: TimeArg = None, valid_at: TimeArg = None, position: int | None = None
+    ) -> View:
+        """A read-only view: what the store had been told by `known_at` (or by log
+        `position`: up to that position's append), true at `valid_at` (None: current then)."""
+        if position is not None:
+            if known_at is not None:
+                raise ValidationError("position", position, "is given with known_at: give one")
+            known_at = known_at_position(self.log, position)
         return View(
             self.store,
             ready=self._ready,
@@ -501,14 +508,16 @@ class Memory(View):
         min_score: float | None = None,
         window: tuple[TimeArg, TimeArg] | None = None,
         reference_time: TimeArg = None,
+        position: int | None = None,
     ) -> Recall:
         """The facts and messages that best answer `query`, best first, each with why and whence.
 
         Full text, vectors and a graph expansion from the entities the query names (`mode`
         "bfs" or "activation", `max_hops` deep) are fused by reciprocal rank fusion.
         `edge_types` restricts every fact returned (None: the keyword router picks the
-        types the expansion walks; []: all). `valid_at` / `known_at` recall inside a past
-        state. Defaults come from `[memory.graph]`: recall_limit, max_hops (for the BFS;
+        types the expansion walks; []: all). `valid_at` / `known_at` (or log `position`)
+        recall inside a past state; without `valid_at`, facts current then. Defaults come
+        from `[memory.graph]`: recall_limit, max_hops (for the BFS;
         spreading_activation.max_hops for the activation), and spreading_activation.enabled
         for the mode. Each recall records which facts it
         returned (one usage event; `[memory.recall] record_usage`). Faded facts (confidence
@@ -517,11 +526,12 @@ class Memory(View):
         only facts of those relations (mapped by the ontology; one neither it nor any fact
         knows is a ValidationError); hits under `min_score` x the best hit's score are left
         out (default `[memory.recall] min_score`). A time the question names ("in 2019",
-        "last summer" counted from `reference_time`, else now), or `window=(start, end)`,
-        is the valid time its facts are recalled at (the end of that period) when
-        `valid_at` is not given; `why` shows it.
+        "last summer" counted from `reference_time`, else now; "before she moved": when the
+        memory says she did), or `window=(start, end)`, is the valid time its facts are
+        recalled over (those valid at some time in it) when `valid_at` is not given; `why`
+        shows it.
         """
-        found = self.as_of(valid_at=valid_at, known_at=known_at).recall(
+        found = self.as_of(valid_at=valid_at, known_at=known_at, position=position).recall(
             query,
             limit=limit,
             max_hops=max_hops,

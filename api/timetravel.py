@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 from apexmem.config import EVENTS_FILE, REPLAY_FILE, SETTINGS_FILE
 from apexmem.events.errors import ValidationError
@@ -14,7 +15,12 @@ from apexmem.events.ports import Log
 from apexmem.location import Location
 from apexmem.replay.migrate import migrate
 
-__all__ = ["copy_until", "read_only_reason", "replayed_at"]
+__all__ = ["copy_until", "known_at_position", "read_only_reason", "replayed_at"]
+
+_BEFORE_ANYTHING: Final = datetime(1, 1, 1, tzinfo=UTC)
+"""The transaction time of position 0: before the first event."""
+_GAP_STEP: Final = 64
+"""Positions read at once looking back over a gap (PostgreSQL's sequence may skip some)."""
 
 
 def copy_until(
@@ -75,6 +81,28 @@ def replayed_at(directory: Path) -> datetime | None:
         if isinstance(info.get(key), str):
             return datetime.fromisoformat(info[key])
     return None
+
+
+def known_at_position(log: Log, position: object) -> datetime:
+    """The transaction time the log stood at after `position`: a view known at it sees
+    every event up to `position` and the rest of that position's append (an append is
+    recorded all at once, at one time); position 0 is before the first event.
+
+    A position that is not an integer from 0 to the log's last is a ValidationError naming
+    `position`.
+    """
+    last = log.last_position()
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise ValidationError("position", position, "is not a log position (an integer)")
+    if not 0 <= position <= last:
+        raise ValidationError("position", position, f"is not a position of this log (0..{last})")
+    stop = position
+    while stop > 0:  # the nearest position at or before it (a PostgreSQL log may have gaps)
+        found = list(log.read(start=max(1, stop - _GAP_STEP + 1), stop=stop))
+        if found:
+            return found[-1].recorded_at
+        stop -= _GAP_STEP
+    return _BEFORE_ANYTHING
 
 
 def _recorded_at(log: Log, position: int) -> datetime | None:

@@ -46,6 +46,7 @@ __all__ = [
     "known",
     "prepared_believed",
     "rows_statement",
+    "seen_by",
     "slots_of",
     "valid",
 ]
@@ -78,13 +79,16 @@ def believed(
     known_at: _Time,
     edge_types: Sequence[str] | BindParameter[Any] = (),
     fading: Fading | None = None,
+    *,
+    valid_end: _Time = None,
 ) -> list[ColumnElement[bool]]:
     """The conditions of a believed version, valid and known at the times asked, of these types
-    (and not faded, when `fading` is given).
+    (and not faded, when `fading` is given); valid at some time in [valid_at, valid_end)
+    when `valid_end` is given.
 
     A prepared statement passes bound parameters instead of values (see `prepared_believed`).
     """
-    where = [facts.c.standing == "believed", known(known_at), valid(valid_at)]
+    where = [facts.c.standing == "believed", known(known_at), valid(valid_at, valid_end)]
     if fading is not None:
         where.append(fading.condition())
     if isinstance(edge_types, BindParameter):
@@ -97,13 +101,15 @@ def believed(
 def prepared_believed(
     valid: bool, known: bool, typed: bool, fading: bool = False
 ) -> list[ColumnElement[bool]]:
-    """`believed` for a `Prepared` statement: the parameters `valid_at` and `known_at` (as
-    stored: microseconds) when `valid` and `known`, the list `edge_types` when `typed`, and
-    those of `prepared_fresh` (faded facts left out) when `fading`."""
+    """`believed` for a `Prepared` statement: the parameters `valid_at` and `valid_end` (the
+    window a version must overlap) when `valid`, `known_at` when `known` (as stored:
+    microseconds; see `Lens.params`), the list `edge_types` when `typed`, and those of
+    `prepared_fresh` (faded facts left out) when `fading`."""
     where = believed(
         bindparam("valid_at", type_=BigInteger) if valid else None,
         bindparam("known_at", type_=BigInteger) if known else None,
         bindparam("edge_types", expanding=True) if typed else (),
+        valid_end=bindparam("valid_end", type_=BigInteger) if valid else None,
     )
     return [*where, prepared_fresh()] if fading else where
 
@@ -118,14 +124,26 @@ def known(known_at: _Time) -> ColumnElement[bool]:
     )
 
 
-def valid(valid_at: _Time) -> ColumnElement[bool]:
-    """The versions true in the world at `valid_at` (open-ended ones, when None: a caller
-    asking about now passes the clock's time, see `Moment.held_at`)."""
+def valid(valid_at: _Time, valid_end: _Time = None) -> ColumnElement[bool]:
+    """The versions true in the world at `valid_at`, or at some time in [valid_at,
+    valid_end) when `valid_end` is given (their validity overlaps that window); open-ended
+    ones when `valid_at` is None (a caller asking about now passes the clock's time, see
+    `Moment.span`)."""
     if valid_at is None:
         return facts.c.valid_until.is_(None)
-    return and_(
-        facts.c.valid_from <= valid_at,
-        or_(facts.c.valid_until.is_(None), facts.c.valid_until > valid_at),
+    began = facts.c.valid_from <= valid_at if valid_end is None else facts.c.valid_from < valid_end
+    return and_(began, or_(facts.c.valid_until.is_(None), facts.c.valid_until > valid_at))
+
+
+def seen_by(lens: Lens) -> list[ColumnElement[bool]]:
+    """`believed` for what `lens` sees (its valid span, moment, edge types and fading)."""
+    span = lens.span
+    return believed(
+        None if span is None else span[0],
+        lens.known_at,
+        lens.edge_types,
+        lens.fading,
+        valid_end=None if span is None else span[1],
     )
 
 
@@ -183,7 +201,7 @@ def facts_of(
         part = list(ids[i : i + _CHUNK])
         where = [
             or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)),
-            *believed(lens.valid_at, lens.known_at, lens.edge_types, lens.fading),
+            *seen_by(lens),
         ]
         if edges_only:
             where.append(facts.c.object_id.is_not(None))

@@ -12,15 +12,19 @@ handed to every read-model query it asks.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 import msgspec
 
 from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.prepared import stored_times
+from apexmem.readmodels.tables import stored_micros
 
 __all__ = ["EVERY_FACT", "NOW", "Lens", "Moment"]
+
+_INSTANT: Final = timedelta(microseconds=1)
+"""The read models' resolution: an instant t is the window [t, t + 1 microsecond)."""
 
 
 class Moment(msgspec.Struct, frozen=True, kw_only=True):
@@ -31,11 +35,29 @@ class Moment(msgspec.Struct, frozen=True, kw_only=True):
     now: datetime | None = None
     """The moment "current" means when `valid_at` is not given: facts hold then (a fact
     true until 2030 is current today). None: open-ended facts only."""
+    during: tuple[datetime, datetime] | None = None
+    """A valid-time window [start, end) when `valid_at` is not given: the facts whose
+    validity overlaps it, not only those valid at one instant ("in 2019": a job held from
+    2017 to 2019-03 and the next one both)."""
 
     @property
     def held_at(self) -> datetime | None:
-        """The valid time facts are seen at: `valid_at`, else `now`."""
-        return self.valid_at if self.valid_at is not None else self.now
+        """The valid time facts are seen at: `valid_at`, else the window's last instant,
+        else `now`."""
+        if self.valid_at is not None:
+            return self.valid_at
+        if self.during is not None:
+            return max(self.during[0], self.during[1] - _INSTANT)
+        return self.now
+
+    @property
+    def span(self) -> tuple[datetime, datetime] | None:
+        """The valid time a fact must overlap, [start, end): the window, or the instant
+        `held_at` as [t, t + 1 microsecond); None: open-ended facts."""
+        if self.valid_at is None and self.during is not None and self.during[0] < self.during[1]:
+            return self.during
+        held = self.held_at
+        return None if held is None else (held, held + _INSTANT)
 
     def stored(self) -> dict[str, int | None]:
         """The `valid_at` and `known_at` parameters of a prepared statement (as stored), for
@@ -43,8 +65,12 @@ class Moment(msgspec.Struct, frozen=True, kw_only=True):
         return stored_times(self.valid_at, self.known_at)
 
     def stored_held(self) -> dict[str, int | None]:
-        """The same for fact versions: valid at `held_at`."""
-        return stored_times(self.held_at, self.known_at)
+        """The same for fact versions, over `span`: `valid_at` its start, `valid_end` its
+        end."""
+        span = self.span
+        found = stored_times(None if span is None else span[0], self.known_at)
+        found["valid_end"] = None if span is None else stored_micros(span[1])
+        return found
 
     def current(self, now: datetime) -> Moment:
         """This moment with "current" meaning valid at `known_at` when it is given (what
@@ -73,6 +99,11 @@ class Lens(msgspec.Struct, frozen=True, kw_only=True):
         return self.moment.held_at
 
     @property
+    def span(self) -> tuple[datetime, datetime] | None:
+        """The valid time a fact must overlap (`Moment.span`)."""
+        return self.moment.span
+
+    @property
     def known_at(self) -> datetime | None:
         """The moment's transaction time."""
         return self.moment.known_at
@@ -90,7 +121,7 @@ class Lens(msgspec.Struct, frozen=True, kw_only=True):
     def shape(self) -> tuple[bool, bool, bool, bool]:
         """The flags of `prepared_believed`: (valid, known, typed, fading)."""
         return (
-            self.moment.held_at is not None,
+            self.moment.span is not None,
             self.moment.known_at is not None,
             bool(self.edge_types),
             self.fading is not None,

@@ -35,7 +35,7 @@ from sqlalchemy import (
 
 from apexmem.domain.search_text import STOPWORDS, search_terms
 from apexmem.readmodels.entities import archived_then, roots_of
-from apexmem.readmodels.facts import believed, fact_states
+from apexmem.readmodels.facts import fact_states, seen_by
 from apexmem.readmodels.fulltext import (
     among,
     entities_fts,
@@ -269,7 +269,7 @@ def search_facts(
     terms = search_terms(query)
     if not terms or limit <= 0:
         return []
-    where = believed(lens.valid_at, lens.known_at, lens.edge_types, lens.fading)
+    where = seen_by(lens)
     # A version told in other words has a full-text row per sentence: the one it read then.
     joined = facts_fts.join(
         facts, (facts.c.fact_id == facts_fts.c.fact_id) & (facts.c.fact == facts_fts.c.fact)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 from time import monotonic
 from typing import Final, Literal
@@ -41,7 +41,7 @@ from apexmem.domain.recall.conversation import boosted, in_context, without_name
 from apexmem.domain.recall.evidence import shown_by_default, stands_in
 from apexmem.domain.recall.predicates import asked_relations
 from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
-from apexmem.domain.recall.window import question_window
+from apexmem.domain.recall.window import question_window, window_why
 from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms, search_terms
 from apexmem.domain.settings import Settings
 from apexmem.events.timeutil import from_micros, to_micros
@@ -82,7 +82,6 @@ _FRONTIER: Final = 20
 """Entities a recall's BFS expands per hop at most (the strongest): an edge two hops out
 scores a third of one at the seed, and a hub's neighbours would otherwise cost thousands
 of rows for items that never reach the top of the list."""
-_MICROSECOND: Final = timedelta(microseconds=1)
 _MIN_TIMEOUT_MS: Final = 100
 """A budget of 0 means this (as in the reference): a recall always gets some time."""
 
@@ -373,15 +372,10 @@ class Recaller:
 def _window(query: RecallQuery, now: datetime) -> tuple[datetime, datetime, str] | None:
     """The window given, else (when no `valid_at` is) the one the question names."""
     if query.window is not None:
-        return (*query.window, "")
+        return (*query.window, query.window_phrase)
     if query.moment.valid_at is not None:
         return None
     return question_window(query.text, now)
-
-
-def _window_why(start: datetime, end: datetime, phrase: str) -> str:
-    named = f" ({phrase!r})" if phrase else ""
-    return f"valid time asked about: {start.date()} to {end.date()}{named}"
 
 
 class _Run:
@@ -411,11 +405,11 @@ class _Run:
         asked_window = _window(query, now)
         self.window = None if asked_window is None else asked_window[:2]
         """The valid-time window asked about (explicit, or named by the question), if any."""
-        self.window_why = "" if asked_window is None else _window_why(*asked_window)
+        self.window_why = "" if asked_window is None else window_why(*asked_window)
         held = query.moment
         if self.window is not None and held.valid_at is None:
-            # Facts true by the end of the period asked about ("in 2019": the last one then).
-            held = msgspec.structs.replace(held, valid_at=self.window[1] - _MICROSECOND)
+            # Facts true at some time in the period asked about ("in 2019": each job then).
+            held = msgspec.structs.replace(held, during=self.window)
         self.lens = Lens(moment=held, edge_types=explicit or (), fading=fading)
         """What every fact returned must be (of the types asked for, when asked)."""
         self.walk_lens = self.lens.typed(tuple(self.walked))

@@ -39,7 +39,11 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
     min_score: float = 0.0
     """Hits scoring under this share of the best hit's score are left out."""
     window: tuple[datetime, datetime] | None = None
-    """The valid-time window asked about (None: the one the question names, if any)."""
+    """The valid-time window asked about (None: the one the question names, if any): the
+    facts whose validity overlaps it."""
+    window_phrase: str = ""
+    """What in the question named `window` ("before she moved"), shown in `why`; empty
+    when the caller gave the window."""
     reference_time: datetime | None = None
     """What relative times in the question count from (None: now)."""
 
@@ -59,6 +63,7 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
         relations: Sequence[str] | None = None,
         min_score: float | None = None,
         window: tuple[datetime, datetime] | None = None,
+        window_phrase: str = "",
         reference_time: datetime | None = None,
     ) -> RecallQuery:
         """The query asked, each argument checked, defaults from `[memory.graph]`:
@@ -89,6 +94,7 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
                 settings.memory.recall.min_score if min_score is None else min_score
             ),
             window=None if window is None else checked_window(window),
+            window_phrase=window_phrase,
             reference_time=reference_time,
         )
 

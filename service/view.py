@@ -13,10 +13,12 @@ from datetime import UTC, datetime
 from typing import Final
 from uuid import UUID
 
+import msgspec
 from sqlalchemy import Connection
 
 from apexmem.domain.names import normalize_relation
 from apexmem.domain.ontology import Ontology
+from apexmem.domain.recall.window import event_phrase, question_window
 from apexmem.domain.times import parse_time
 from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.events.timeutil import require_aware
@@ -47,6 +49,7 @@ from apexmem.readmodels.decay import fading_at
 from apexmem.readmodels.moment import NOW, Lens, Moment
 from apexmem.readmodels.relations import relation_held
 from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
+from apexmem.service.event_window import event_window
 from apexmem.service.recall import Recaller
 from apexmem.service.recall_query import RecallQuery, checked_relations
 from apexmem.service.recalled import Recall
@@ -179,6 +182,7 @@ class View:
         self._ready()
         if relations is not None:
             relations = self._relations("relations", relations)
+        reference = as_time("reference_time", reference_time)
         asked = RecallQuery.of(
             self._view_recaller.settings,
             query,
@@ -192,9 +196,23 @@ class View:
             relations=relations,
             min_score=min_score,
             window=None if window is None else _window(window),
-            reference_time=as_time("reference_time", reference_time),
+            reference_time=reference,
         )
+        if asked.window is None and self.valid_at is None:
+            asked = self._event_window(asked, reference or self.moment.now or self._clock())
         return self._view_recaller.recall(asked)
+
+    def _event_window(self, asked: RecallQuery, now: datetime) -> RecallQuery:
+        """`asked` over the window an event in its question bounds ("before she moved"),
+        as the view's `known_at` knew it, when the question names no time of its own."""
+        if event_phrase(asked.text) is None or question_window(asked.text, now) is not None:
+            return asked
+        with self._store.read() as connection:
+            found = event_window(connection, asked.text, now=now, known_at=self.known_at)
+        if found is None:
+            return asked
+        start, end, phrase = found
+        return msgspec.structs.replace(asked, window=(start, end), window_phrase=phrase)
 
     def _relations(self, field: str, relations: object) -> list[str]:
         """`relations` as canonical relations; one neither the ontology nor any fact knows

@@ -6,7 +6,6 @@ append-only, so a conversation is never deleted and neither is its episode.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
@@ -29,7 +28,7 @@ def job(person: str, company: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def conversations(memory: Memory, name: str, **view: datetime) -> list[str]:
+def conversations(memory: Memory, name: str, **view: Any) -> list[str]:
     target = memory.as_of(**view) if view else memory
     return [e.conversation for e in target.episodes_for(name)]
 

@@ -7,11 +7,16 @@ above `[memory.graph.note_linking] similarity_threshold` become `similar_to` fac
 the smaller id, semantic, with the cosine as confidence. Then a `notes-linked.v1` event
 records where the pass stopped. The facts and that event are the verdicts: replay and
 rebuild never embed. Facts repeated by a later pass are reinforcements, never duplicates.
+
+A pass is bounded by `timeout_secs`: once that has passed it stops after the entity it is
+on (always at least one) and records that it looked up to just before the next, which the
+next pass takes up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from time import monotonic
 from typing import Final
 from uuid import UUID, uuid5
 
@@ -87,6 +92,8 @@ class NoteLinker:
         self._settings = settings
         self._similarity = similarity
         self._ready = ready
+        self.clock: Callable[[], float] = monotonic
+        """Seconds, for the `timeout_secs` bound of a pass."""
 
     def link_notes(self, *, actor: str | None = None) -> Linking:
         """Link each entity first seen since the last pass to its similar entities.
@@ -127,8 +134,11 @@ class NoteLinker:
         fresh = _fresh(self._log, start, through)
         if not fresh and through - start < _QUIET_SPAN:
             return nothing  # nothing to record yet
-        commands = self._links([data for _, data in fresh], actor)
         settings = self._settings.memory.graph.note_linking
+        commands, seen = self._links([data for _, data in fresh], actor)
+        if seen < len(fresh):  # out of time: the next pass starts at the first one left
+            through = fresh[seen][0] - 1
+            fresh = fresh[:seen]
         mark = NotesLinked(
             through=through,
             entities=len(fresh),
@@ -143,13 +153,22 @@ class NoteLinker:
             self._writer.batch(commands, fresh=renew, extra=[event]),
         )
 
-    def _links(self, fresh: Sequence[EntityObserved], actor: str | None) -> list[Command]:
+    def _links(
+        self, fresh: Sequence[EntityObserved], actor: str | None
+    ) -> tuple[list[Command], int]:
+        """The links of `fresh` entities, and how many were looked at before the time ran
+        out (all of them, or at least one)."""
         similarity = self._similarity
         assert similarity is not None
         settings = self._settings.memory.graph.note_linking
+        deadline = self.clock() + settings.timeout_secs
         states = _States(self._log)
         pairs: dict[tuple[int, int], float] = {}
+        seen = 0
         for observed in fresh:
+            if seen and self.clock() >= deadline:
+                break
+            seen += 1
             own = states.followed(observed.entity_id)
             if own.entity_id != observed.entity_id or own.archived:
                 continue  # merged away or archived: its target links for it
@@ -166,7 +185,10 @@ class NoteLinker:
                 key = tuple(sorted((observed.entity_id.int, other.entity_id.int)))
                 pairs[(key[0], key[1])] = max(score, pairs.get((key[0], key[1]), -1.0))
                 kept += 1
-        return [_similar_to(states, a, b, s, actor) for (a, b), s in sorted(pairs.items())]
+        links: list[Command] = [
+            _similar_to(states, a, b, s, actor) for (a, b), s in sorted(pairs.items())
+        ]
+        return links, seen
 
 
 class _Pass:

@@ -104,3 +104,32 @@ def test_links_survive_a_rebuild_unchanged(opener: Callable[..., Memory]) -> Non
 
     assert memory.facts_about("red apple pie") == before
     assert len(before) == 1
+
+
+def test_a_pass_past_its_timeout_stops_after_the_entity_it_is_on_and_the_next_takes_up(
+    opener: Callable[..., Memory],
+) -> None:
+    memory = opener(
+        "[memory.graph.note_linking]\nsimilarity_threshold = 0.5\ntimeout_secs = 5\n",
+        HashingEmbedder(),
+    )
+    names = ["red apple pie", "red apple pie recipe", "green apple pie", "green apple tart"]
+    for name in names:
+        memory.observe_entity(name=name, entity_type="concept")
+    ticks = iter(range(0, 1000, 3))  # each look at the clock: 3 s later
+    memory._services.linker.clock = lambda: float(next(ticks))
+
+    first = memory.link_notes()  # the deadline (5 s) passes after two entities
+    rest = memory.link_notes()
+
+    assert (first.entities, rest.entities) == (2, 2)
+    assert first.through < rest.through
+    marks = [e.data for e in memory.log.read(tags=["notes-linked.v1"])]
+    assert [m.entities for m in marks if isinstance(m, NotesLinked)] == [2, 2]
+    linked = {(f.subject, f.object) for n in names for f in memory.facts_about(n)}
+    # The same links as one pass with time enough for all four.
+    whole = opener("[memory.graph.note_linking]\nsimilarity_threshold = 0.5\n", HashingEmbedder())
+    for name in names:
+        whole.observe_entity(name=name, entity_type="concept")
+    assert whole.link_notes().entities == 4
+    assert linked == {(f.subject, f.object) for n in names for f in whole.facts_about(n)}

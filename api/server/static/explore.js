@@ -176,7 +176,11 @@
       tr.className = "fact";
       body.appendChild(tr);
     }
-    if (!facts.length) body.appendChild(row(["no facts at this moment"]));
+    if (!facts.length) {
+      body.appendChild(row(["no facts at this moment (facts whose confidence decayed under 0.1 are left " +
+        "out; move the known-at slider back to see them as they were then)"]));
+      body.lastChild.firstChild.colSpan = 11;
+    }
   }
 
   function drawGraph(subgraph) {

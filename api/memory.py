@@ -48,6 +48,7 @@ from apexmem.service.arguments import REQUIRED, fact_commands, given, in_batch
 from apexmem.service.backfill import BackfillReport
 from apexmem.service.conversation import AddedMessages
 from apexmem.service.eviction import EvictionReport
+from apexmem.service.forgetting import ForgetReport, Forgetting, clean_up
 from apexmem.service.linking import Linking
 from apexmem.service.logs import get_logger
 from apexmem.service.merging import MergeRow, merges_in
@@ -120,6 +121,14 @@ class Memory(View):
         if damaged is not None:
             self.read_only = self._pipeline.read_only = damaged
         self._recaller = services.recaller
+        self._forgetting = Forgetting(
+            self.log,
+            self._pipeline,
+            directory=self.directory,
+            clean_up=lambda: clean_up(self.log, self.projections),
+        )
+        if self._forgetting.pending() and self.read_only is None:
+            self._forgetting.finish()  # a forget stopped before its clean-up: finish it
         super().__init__(
             self.store,
             ready=self._ready,
@@ -348,6 +357,26 @@ class Memory(View):
         """Store one message of a conversation (`episode`) verbatim."""
         fields = given(locals(), unknown, Memory.record_message.__kwdefaults__)
         return self._command(RecordMessage, fields, MessageRef)
+
+    def forget(
+        self,
+        *,
+        entity: str | None = None,
+        entity_type: str | None = None,
+        episode: str | None = None,
+        reason: str | None = None,
+        actor: str | None = None,
+    ) -> ForgetReport:
+        """Erase an entity (its names, facts, the messages that mention it) or a
+        conversation (`episode`) from every view and every file; the chain still verifies
+        and the erasure is an event (docs/explanation/erasure.md). `reason` is required."""
+        return self._forgetting.forget(
+            entity=entity,
+            entity_type=entity_type,
+            episode=episode,
+            reason=reason,
+            actor=actor,
+        )
 
     def merge(
         self,

@@ -10,6 +10,7 @@ from apexmem.events.ports import Log
 from apexmem.readmodels import ReadModels
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
 from apexmem.service.arguments import uuid_of
+from apexmem.service.forgetting import ERASURES, erased_entity_streams, erasures_of
 
 __all__ = ["history"]
 
@@ -43,5 +44,16 @@ def history(
     with store.read() as connection:
         streams = entity_streams(connection, entity, entity_type=entity_type)
     if not streams:
-        raise NotFoundError(f"entity: no entity named {entity!r}")
+        return _forgotten(log, entity, entity_type)
     return history_of(log, streams)
+
+
+def _forgotten(log: Log, entity: str, entity_type: str | None) -> list[HistoryEntry]:
+    """The history of an entity erased by `forget`: its blanked records (positions and
+    times) and the erasure events that blanked them."""
+    streams = erased_entity_streams(log, entity, entity_type)
+    if not streams:
+        raise NotFoundError(f"entity: no entity named {entity!r}")
+    by = set(erasures_of(log, set(streams)))
+    erasures = [e for e in history_of(log, [ERASURES]) if e.position in by]
+    return sorted([*history_of(log, streams), *erasures], key=lambda e: e.position)

@@ -40,7 +40,16 @@ from apexmem.service.erasure_scope import Scope, entity_scope, episode_scope
 from apexmem.service.logs import get_logger
 from apexmem.service.pipeline import Append, Pipeline
 
-__all__ = ["ERASURES", "MARKER", "ForgetReport", "Forgetting", "Target", "clean_up"]
+__all__ = [
+    "ERASURES",
+    "MARKER",
+    "ForgetReport",
+    "Forgetting",
+    "Target",
+    "clean_up",
+    "erased_entity_streams",
+    "erasures_of",
+]
 
 ERASURES: Final = uuid5(UUID("6f1c2a4e-8f0b-5d3e-9a71-2b5c4d6e8f90"), "erasures")
 """The stream every erasure event is appended to."""
@@ -241,6 +250,33 @@ class _Forget:
 
     def conflicted(self) -> None:
         self._scope = Scope(positions=[])
+
+
+def erased_entity_streams(log: Log, name: str, entity_type: str | None) -> list[UUID]:
+    """The streams of an entity forgotten by name: the name's claim streams and the entity
+    streams they pointed to, when every record of them was erased (their history then
+    shows that records existed and were erased, with positions and times), else []."""
+    key = normalize(name) if isinstance(name, str) else ""
+    if not key:
+        return []
+    types = ENTITY_TYPES if entity_type is None else (entity_type,)
+    names = [alias_id(t, key) for t in types]
+    owners = [entity_id(t, key) for t in types]
+    found = log.read_streams([*names, *owners])
+    return [
+        stream
+        for stream, events in found.items()
+        if events and all(isinstance(e.data, Erased) for e in events)
+    ]
+
+
+def erasures_of(log: Log, targets: set[UUID]) -> list[int]:
+    """The positions of the erasure events that forgot any of these streams."""
+    return [
+        e.position
+        for e in log.read_stream(ERASURES)
+        if isinstance(e.data, RecordsErased) and e.data.target in targets
+    ]
 
 
 def clean_up(log: Log, projections: Projections) -> None:

@@ -12,6 +12,7 @@ import click
 
 from apexmem.cli.backfill import backfill
 from apexmem.cli.evict import evict
+from apexmem.cli.forget import forget
 from apexmem.cli.graph import communities, decay_rate, episodes
 from apexmem.cli.merges import link_notes, merges
 from apexmem.cli.migrating import migrate
@@ -370,6 +371,7 @@ for _command in (
     episodes,
     evict,
     facts,
+    forget,
     link_notes,
     mcp_command,
     merges,

@@ -14,6 +14,7 @@ from rich.table import Table
 from apexmem.events.entity import AliasClaimed, EntityObserved
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.episode import MessageRecorded
+from apexmem.events.erasure import Erased, RecordsErased
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
 from apexmem.readmodels.rows import EntityRow, FactRow, Reached
 from apexmem.replay.audit import HistoryEntry
@@ -99,6 +100,13 @@ def summarize(data: Any) -> str:  # noqa: PLR0911 - one branch per event kind re
         return f"{data.name!r} claimed by {short(data.entity_id)} ({data.entity_type})"
     if isinstance(data, MessageRecorded):
         return f"{data.speaker}: {data.text[:60]}"
+    if isinstance(data, Erased):
+        return "(erased)"
+    if isinstance(data, RecordsErased):
+        where = ", ".join(map(str, data.positions[:8])) + (
+            ", ..." if len(data.positions) > 8 else ""
+        )
+        return f"erased {data.scope} {short(data.target)} at {where}: {data.reason}"
     return describe(data)
 
 

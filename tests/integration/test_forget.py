@@ -1,0 +1,245 @@
+"""Forget (issue 29): erased content is gone from every view and every byte of every file the
+memory keeps, the chain still verifies and still finds any other edit, and the erasure is
+an event of its own."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from apexmem import Memory
+from apexmem.domain.embedding import HashingEmbedder
+from apexmem.events.erasure import Erased, RecordsErased
+from apexmem.events.errors import ValidationError
+
+ERASED: Final = (
+    "Priya",
+    "priya",
+    "PRIYA",
+    "p. shah",
+    "1987-03-14",
+    "climbing",
+    "loves",
+)
+"""Her names (as typed, normalized and in FTS tokens), a literal value about her, and
+words only the message that mentions her holds."""
+KEPT: Final = ("Bob Stone works at Acme Corp", "Bob Stone likes Rust")
+
+
+def _fill(memory: Memory) -> None:
+    memory.assert_fact(
+        subject="Priya Shah", subject_type="person", relation="works_at",
+        object="Acme Corp", object_type="organization",
+        fact="Priya Shah works at Acme Corp", episode="conv-1", actor="agent",
+    )  # fmt: skip
+    memory.add_alias(entity="Priya Shah", alias="P. Shah", entity_type="person")
+    memory.assert_fact(
+        subject="Bob Stone", subject_type="person", relation="manages",
+        object="Priya Shah", object_type="person", fact="Bob Stone manages Priya Shah",
+    )  # fmt: skip
+    memory.assert_fact(
+        subject="Priya Shah", subject_type="person", relation="born_on",
+        value="1987-03-14", fact="Priya Shah was born on 1987-03-14",
+    )  # fmt: skip
+    memory.assert_fact(
+        subject="Bob Stone", subject_type="person", relation="works_at",
+        object="Acme Corp", object_type="organization", fact="Bob Stone works at Acme Corp",
+    )  # fmt: skip
+    memory.add_messages(
+        episode="conv-7",
+        messages=[
+            {"speaker": "user", "text": "I met Priya Shah yesterday, she loves climbing"},
+            {"speaker": "user", "text": "Bob Stone likes Rust"},
+        ],
+    )
+    memory.extract_pending()
+
+
+def _found_in_files(directory: Path, words: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Every (file, word) such that the file's raw bytes hold the word (UTF-8)."""
+    found = []
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        found += [(path.name, w) for w in words if w.encode() in data]
+    return found
+
+
+def _views(memory: Memory) -> tuple[list[str], list[str]]:
+    """The entity names and the current fact sentences the read models hold."""
+    entities = memory.entities(limit=1000)
+    facts = {
+        f.fact for e in entities for f in memory.facts_about(e.name, entity_type=e.entity_type)
+    }
+    return sorted(e.name for e in entities), sorted(facts)
+
+
+@pytest.fixture
+def filled(memory: Memory) -> Memory:
+    _fill(memory)
+    return memory
+
+
+def test_forgetting_an_entity_leaves_its_strings_in_no_file_and_the_chain_verifies(
+    filled: Memory,
+) -> None:
+    assert _found_in_files(filled.directory, ERASED)
+
+    report = filled.forget(
+        entity="Priya Shah", entity_type="person", reason="erasure request #123", actor="dpo"
+    )
+
+    assert report.erased > 0 and report.entities == 1 and report.messages == 1
+    assert _found_in_files(filled.directory, ERASED) == []
+    assert all(_found_in_files(filled.directory, (k,)) for k in KEPT)
+    assert filled.verify().ok
+
+
+def test_after_forgetting_no_view_shows_the_entity(filled: Memory) -> None:
+    filled.forget(entity="P. Shah", entity_type="person", reason="erasure request #123")
+
+    texts = [h.text for h in filled.recall("Priya Shah climbing born")]
+    names, facts = _views(filled)
+    acme = [f.fact for f in filled.facts_about("Acme Corp")]
+    assert not any("Priya" in t for t in texts + names + facts + acme)
+    assert filled.search_messages("climbing") == []
+    assert filled.entities(limit=1000) and "Bob Stone works at Acme Corp" in acme
+    history = filled.history(entity="Priya Shah", entity_type="person")
+    assert any(isinstance(e.data, Erased) for e in history)
+    assert isinstance(history[-1].data, RecordsErased)
+    assert history[-1].data.reason == "erasure request #123"
+
+
+def test_the_read_models_after_a_forget_are_those_a_replay_of_the_log_builds(
+    filled: Memory, tmp_path: Path
+) -> None:
+    before_names, before_facts = _views(filled)
+
+    filled.forget(entity="Priya Shah", reason="erasure request #123")
+    replayed = filled.replay(until=filled.log.last_position(), into=tmp_path / "copy")
+
+    try:
+        assert _views(replayed) == _views(filled)
+        assert replayed.verify().ok
+        assert _found_in_files(tmp_path / "copy", ERASED) == []
+    finally:
+        replayed.close()
+    names, facts = _views(filled)
+    assert set(facts) == {f for f in before_facts if "Priya" not in f}
+    assert sorted(f.fact for f in filled.current_facts()) == facts
+    assert set(names) == set(before_names) - {"Priya Shah"}
+
+
+def test_forgetting_a_conversation_erases_its_messages_and_what_was_read_out_of_them(
+    filled: Memory,
+) -> None:
+    report = filled.forget(episode="conv-7", reason="user deleted the conversation")
+
+    assert report.messages == 2
+    assert _found_in_files(filled.directory, ("climbing", "likes Rust")) == []
+    assert filled.search_messages("Rust") == []
+    assert "Bob Stone works at Acme Corp" in _views(filled)[1]
+    assert filled.verify().ok
+
+
+def test_forgetting_twice_is_a_no_op(filled: Memory) -> None:
+    filled.forget(entity="Priya Shah", entity_type="person", reason="erasure request #123")
+    last = filled.log.last_position()
+
+    again = filled.forget(entity="Priya Shah", entity_type="person", reason="again")
+
+    assert (again.erased, again.position) == (0, None)
+    assert filled.log.last_position() == last
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"entity": "Nobody Here", "reason": "r"}, "entity"),
+        ({"episode": "conv-404", "reason": "r"}, "episode"),
+        ({"entity": "Priya Shah"}, "reason"),
+        ({"entity": "Priya Shah", "reason": "  "}, "reason"),
+        ({"entity": "Priya Shah", "entity_type": "planet", "reason": "r"}, "entity_type"),
+        ({"reason": "r"}, "forget"),
+        ({"entity": "Priya Shah", "episode": "conv-7", "reason": "r"}, "forget"),
+    ],
+)
+def test_a_bad_forget_names_the_field_and_writes_nothing(
+    filled: Memory, arguments: dict[str, str], field: str
+) -> None:
+    last = filled.log.last_position()
+
+    with pytest.raises(ValidationError) as raised:
+        filled.forget(**arguments)
+
+    assert raised.value.field == field
+    assert filled.log.last_position() == last
+    assert not (filled.directory / "erasure.pending").exists()
+
+
+def _edit(path: Path, sql: str, *params: object) -> None:
+    with sqlite3.connect(path / "events.db") as db:
+        db.execute(sql, params)
+    db.close()
+
+
+def _reopened_verify(directory: Path, clock: Callable[[], datetime]) -> tuple[bool, int | None]:
+    with Memory.open(directory, clock=clock, embedder=HashingEmbedder()) as memory:
+        report = memory.verify()
+    return report.ok, report.first_bad_position
+
+
+def test_verify_after_a_forget_still_finds_an_edit_of_any_other_record(
+    filled: Memory, clock: Callable[[], datetime]
+) -> None:
+    filled.forget(entity="Priya Shah", entity_type="person", reason="erasure request #123")
+    directory = filled.directory
+    filled.close()
+
+    _edit(directory, "UPDATE stored_events SET state = replace(state, 'Rust', 'Ruby')")
+
+    ok, bad = _reopened_verify(directory, clock)
+    assert not ok and bad is not None
+
+
+def test_verify_finds_a_record_blanked_outside_forget(
+    filled: Memory, clock: Callable[[], datetime]
+) -> None:
+    directory = filled.directory
+    filled.close()
+
+    _edit(
+        directory,
+        "UPDATE stored_events SET state = CAST('{\"erased\":true,\"recorded_at\":' || "
+        "substr(CAST(state AS TEXT), 16, 30) || '}' AS BLOB) WHERE rowid = 3",
+    )
+
+    assert _reopened_verify(directory, clock) == (False, 3)
+
+
+def test_verify_finds_an_edited_blanked_record_or_erasure_event(
+    filled: Memory, clock: Callable[[], datetime]
+) -> None:
+    report = filled.forget(entity="Priya Shah", entity_type="person", reason="request #123")
+    directory = filled.directory
+    filled.close()
+    assert report.position is not None
+
+    _edit(
+        directory,
+        "UPDATE stored_events SET state = replace(state, '\"erased\":true,', "
+        "'\"erased\":true,\"actor\":\"x\",') WHERE rowid = 1",
+    )
+    assert _reopened_verify(directory, clock) == (False, 1)
+    _edit(directory, "UPDATE stored_events SET state = replace(state, ',\"actor\":\"x\"', '')")
+    _edit(
+        directory,
+        "UPDATE stored_events SET state = replace(state, 'request #123', 'request #124') "
+        "WHERE rowid = ?",
+        report.position,
+    )
+    assert _reopened_verify(directory, clock) == (False, report.position)

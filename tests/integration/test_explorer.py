@@ -107,6 +107,7 @@ def test_the_page_asks_for_the_token_and_never_puts_it_in_a_url(page: Page, serv
     assert prompt_first
     assert any("/v1/entities" in url for url in requested)
     assert not [url for url in requested if TOKEN in url]
+    assert [url for url in requested if not url.startswith(server)] == []  # nothing from afar
     assert TOKEN not in page.url
 
 

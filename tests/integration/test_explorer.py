@@ -216,6 +216,15 @@ def test_the_explorer_files_are_public_and_the_data_is_not(server: str) -> None:
     assert posted.status_code == 405
 
 
+def test_the_explorer_serves_its_own_files_only(server: str) -> None:
+    asked = ["/explore/%2e%2e/app.py", "/explore/..%2Fapp.py", "/explore/__init__.py",
+             "/explore/static/explore.js", "/explore/nothing.js"]  # fmt: skip
+
+    statuses = {path: httpx.get(server + path).status_code for path in asked}
+
+    assert set(statuses.values()) == {404}, statuses
+
+
 def test_a_bad_limit_is_refused_naming_the_field(server: str) -> None:
     answer = httpx.get(f"{server}/v1/entities", params={"limit": "0"}, headers=AUTH)
 

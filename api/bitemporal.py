@@ -95,7 +95,8 @@ class _Scale:
 
     def __init__(self, start: datetime, end: datetime) -> None:
         self.start = start
-        self.seconds = max((end - start).total_seconds(), 1.0)
+        self.span = end - start
+        self.seconds = max(self.span.total_seconds(), 1.0)
 
     def x(self, moment: datetime) -> float:
         share = (moment - self.start).total_seconds() / self.seconds
@@ -113,8 +114,10 @@ def _span(
         moments.append(valid_at)
     start, end = min(moments), max(moments)
     pad = max((end - start) / 20, timedelta(days=1))
-    floor = datetime(1, 1, 1, tzinfo=UTC)
-    return (start - pad if start - floor > pad else floor), end + pad
+    floor, ceiling = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
+    return (start - pad if start - floor > pad else floor), (
+        end + pad if ceiling - end > pad else ceiling
+    )
 
 
 def _axis(scale: _Scale, height: int) -> list[str]:
@@ -126,7 +129,7 @@ def _axis(scale: _Scale, height: int) -> list[str]:
         "valid time (across)</text>",
     ]
     for i in range(_TICKS + 1):
-        moment = scale.start + timedelta(seconds=scale.seconds * i / _TICKS)
+        moment = scale.start + scale.span * i / _TICKS
         x = scale.x(moment)
         parts.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 4}" stroke="#444"/>')
         parts.append(

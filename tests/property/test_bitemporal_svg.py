@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 from uuid import UUID
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -101,6 +102,20 @@ def test_a_character_xml_cannot_hold_is_shown_as_a_replacement() -> None:
     labels = [t.text for t in root.iter(f"{SVG}text")]
     assert "Acme\ufffdCorp\ufffd" in labels
     assert "t\ufffd" in labels
+
+
+def test_versions_at_the_ends_of_time_are_drawn() -> None:
+    first = msgspec.structs.replace(
+        _one(object="A"), valid_from=datetime.min.replace(tzinfo=UTC), valid_until=NOW
+    )
+    last = msgspec.structs.replace(
+        _one(object="B"), fact_id=UUID(int=9), valid_from=NOW,
+        valid_until=datetime.max.replace(tzinfo=UTC),
+    )  # fmt: skip
+
+    root = ET.fromstring(timeline_svg([first, last], title="t", now=NOW))
+
+    assert len([g for g in root.iter(f"{SVG}g") if g.get("data-fact-id")]) == 2
 
 
 def _one(*, object: str) -> FactRow:

@@ -32,6 +32,7 @@ from apexmem.service.logs import get_logger
 from apexmem.service.moves import Moves
 from apexmem.service.pipeline import Pipeline
 from apexmem.service.recall import Recaller
+from apexmem.service.refresh import CommunityRefresh
 from apexmem.service.resolution import similar_writes
 from apexmem.service.rpe import Gate
 from apexmem.service.similarity import Similarity
@@ -77,6 +78,10 @@ class Services:
         self.recaller = Recaller(store, similarity, settings, clock)
         self.usage = Usage(pipeline, store=store, settings=settings, clock=clock, ready=ready)
         self.communities = Communities(pipeline, store=store, settings=settings, ready=ready)
+        self.refresh = CommunityRefresh(
+            self.communities, store=store, interval=settings.memory.graph.community_refresh_interval
+        )
+        pipeline.declare(self.refresh)
         self.eviction = Eviction(
             pipeline, log=log, store=store, settings=settings, clock=clock, ready=ready
         )

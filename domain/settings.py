@@ -108,6 +108,11 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     default_decay_rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.01
     temporal_decay_rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.0
     community_refresh_interval: _Positive = 100
+    """Messages extracted (by `backfill` or the extraction after `add_messages`) between two
+    community detections run by themselves, in the background, never holding up a write."""
+    community_summary_concurrency: Annotated[int, msgspec.Meta(ge=1, le=64)] = 4
+    """Summaries of new or changed communities asked for at once in a detection (1: one
+    after another)."""
     lpa_edge_chunk_size: _NonNegative = 10_000
     community_summary_max_prompt_bytes: _NonNegative = 8_192
     expired_edge_retention_days: Annotated[int, msgspec.Meta(ge=1, le=36_500)] = 90

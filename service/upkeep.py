@@ -11,6 +11,8 @@ events and never ask a summarizer again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Final, Generic, TypeVar
 from uuid import UUID
 
@@ -138,6 +140,7 @@ class Communities:
         asking = _Asking(
             summarizer=chosen,
             max_prompt_bytes=graph.community_summary_max_prompt_bytes,
+            concurrency=graph.community_summary_concurrency,
             actor=actor,
         )
         done = self._record(
@@ -265,18 +268,30 @@ class _Detecting(msgspec.Struct, frozen=True, kw_only=True):
 class _Asking:
     """A detection's summarizer and what it already said (kept across retries, by fingerprint)."""
 
-    def __init__(self, *, summarizer: Summarizer, max_prompt_bytes: int, actor: str | None) -> None:
+    def __init__(
+        self,
+        *,
+        summarizer: Summarizer,
+        max_prompt_bytes: int,
+        concurrency: int,
+        actor: str | None,
+    ) -> None:
         self.summarizer = summarizer
         self.max_prompt_bytes = max_prompt_bytes
+        self.concurrency = concurrency
         self.actor = actor
         self.said: dict[str, tuple[str, str]] = {}
 
     def decide(self, seen: _Detecting) -> tuple[list[NewEvent], Detection]:
-        """Summaries of the communities to form (outside any transaction: a model may be slow),
-        then the events to append."""
-        for draft in seen.drafts:
-            if draft.fingerprint not in self.said:
-                self.said[draft.fingerprint] = _summarize(self.summarizer, draft)
+        """Summaries of the communities to form (outside any transaction: a model may be
+        slow), `concurrency` asked at once, then the events to append."""
+        asked = {d.fingerprint: d for d in seen.drafts if d.fingerprint not in self.said}
+        if len(asked) > 1 and self.concurrency > 1:
+            with ThreadPoolExecutor(self.concurrency, thread_name_prefix="summary") as pool:
+                answers = list(pool.map(partial(_summarize, self.summarizer), asked.values()))
+        else:
+            answers = [_summarize(self.summarizer, d) for d in asked.values()]
+        self.said.update(zip(asked, answers, strict=True))
         todo = seen.todo
         done = Detection(
             communities=0,

@@ -181,6 +181,7 @@ class Memory(View):
     def close(self) -> None:
         """Record pending usage, save the vector index if it moved, close every connection."""
         self._services.conversations.close()  # the background extraction stops first
+        self._services.refresh.close()  # then the community detection it may have started
         self._pipeline.flush_usage()
         if self.similarity is not None:
             self.similarity.close()

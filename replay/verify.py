@@ -52,6 +52,10 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     head: str | None = None
     """Hex of the last chain hash: keep it elsewhere to detect a rewrite of the whole file."""
     head_position: int | None = None
+    erased_elsewhere: list[str] | None = None
+    """In a copy cut before an erasure (`replay --into`): the erasures, after the copy's
+    end, that vouched for its blanked records, as `POSITION:HEX` of the log it was copied
+    from; check that log holds them (`apexmem verify --expect POSITION:HEX` there)."""
 
 
 class _Envelope(msgspec.Struct, frozen=True):
@@ -101,7 +105,8 @@ def verify(log: Log, *, expect: Head | tuple[None, str] | None = None) -> Verify
         if not is_damaged(e):
             raise
         keys, unread = KeyChecks(()), f"the idempotency keys are damaged and unreadable ({e})"
-    found = _walk(log.raw_records(), GENESIS, keys, expect, _Vouches(log))
+    vouches = _Vouches(log)
+    found = _walk(log.raw_records(), GENESIS, keys, expect, vouches)
     if isinstance(found, VerifyReport):
         return found
     checked, position, chain, kept = found
@@ -119,6 +124,7 @@ def verify(log: Log, *, expect: Head | tuple[None, str] | None = None) -> Verify
         events_checked=checked,
         head=last.chain if position else None,
         head_position=position if position else None,
+        erased_elsewhere=[f"{p}:{h}" for p, h in sorted(vouches.outside.items())] or None,
     )
 
 
@@ -273,11 +279,17 @@ class _Vouches:
     def __init__(self, log: Log) -> None:
         self._log = log
         self._by: dict[int, tuple[bytes, bytes, int]] | None = None
+        self._outside: dict[int, tuple[bytes, bytes, int, bytes]] | None = None
+        self.outside: dict[int, str] = {}
+        """Erasures outside this log that vouched for its blanked records: their
+        positions in the log it was copied from, and their chain hashes there."""
 
     def problem(self, position: int, chain: bytes, state: bytes) -> str | None:
         """Why the blanked record at `position` is not vouched for, or None when a later
         erasure event committed to exactly this chain hash and these bytes."""
         vouched = self._read(position).get(position)
+        if vouched is None:
+            vouched = self._elsewhere(position)
         if vouched is None:
             return (
                 "the record at this position is blanked, but no erasure event after it "
@@ -289,6 +301,18 @@ class _Vouches:
                 f"are not those the erasure at position {vouched[2]} committed to (edited)"
             )
         return None
+
+    def _elsewhere(self, position: int) -> tuple[bytes, bytes, int] | None:
+        """A copy cut before an erasure keeps what that erasure committed to; the erasure
+        itself is checked in the log the copy was made from (`outside` says where)."""
+        if self._outside is None:
+            read = getattr(self._log, "vouched_elsewhere", None)
+            self._outside = read() if read is not None else {}
+        found = self._outside.get(position)
+        if found is None:
+            return None
+        self.outside.setdefault(found[2], found[3].hex())
+        return found[0], found[1], found[2]
 
     def listed(self, position: int) -> bool:
         """Whether an erasure already read lists this (unblanked) position."""

@@ -223,6 +223,11 @@ def verify(state: State, expect: str | None) -> None:
         text = (
             f"chain ok: {report.events_checked} events, head {report.head_position}:{report.head}"
         )
+        if report.erased_elsewhere:  # a replay copy cut before an erasure
+            text += (
+                "; records erased after this copy's end are vouched for by the erasure "
+                f"{', '.join(report.erased_elsewhere)} of the log it was copied from"
+            )
     elif report.first_bad_position is None:
         text = f"chain does NOT hold the kept head: {report.reason}"
     else:

@@ -4,7 +4,11 @@ an event of its own."""
 
 from __future__ import annotations
 
+import json
+import signal
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +20,9 @@ from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.events.erasure import Erased, RecordsErased
 from apexmem.events.errors import ValidationError
+from apexmem.events.log import EventLog
+from apexmem.replay.migrate import migrate
+from apexmem.replay.verify import verify
 
 ERASED: Final = (
     "Priya",
@@ -28,6 +35,7 @@ ERASED: Final = (
 )
 """Her names (as typed, normalized and in FTS tokens), a literal value about her, and
 words only the message that mentions her holds."""
+KILLED: Final = Path(__file__).with_name("killed_forget_process.py")
 KEPT: Final = ("Bob Stone works at Acme Corp", "Bob Stone likes Rust")
 
 
@@ -214,7 +222,7 @@ def test_verify_finds_a_record_blanked_outside_forget(
 
     _edit(
         directory,
-        "UPDATE stored_events SET state = CAST('{\"erased\":true,\"recorded_at\":' || "
+        'UPDATE stored_events SET state = CAST(\'{"erased":true,"recorded_at":\' || '
         "substr(CAST(state AS TEXT), 16, 30) || '}' AS BLOB) WHERE rowid = 3",
     )
 
@@ -232,7 +240,7 @@ def test_verify_finds_an_edited_blanked_record_or_erasure_event(
     _edit(
         directory,
         "UPDATE stored_events SET state = replace(state, '\"erased\":true,', "
-        "'\"erased\":true,\"actor\":\"x\",') WHERE rowid = 1",
+        '\'"erased":true,"actor":"x",\') WHERE rowid = 1',
     )
     assert _reopened_verify(directory, clock) == (False, 1)
     _edit(directory, "UPDATE stored_events SET state = replace(state, ',\"actor\":\"x\"', '')")
@@ -243,3 +251,120 @@ def test_verify_finds_an_edited_blanked_record_or_erasure_event(
         report.position,
     )
     assert _reopened_verify(directory, clock) == (False, report.position)
+
+
+def test_a_replay_cut_before_the_erasure_carries_the_blanks_and_verifies_by_them(
+    filled: Memory, tmp_path: Path
+) -> None:
+    cut = filled.log.last_position()
+    report = filled.forget(entity="Priya Shah", entity_type="person", reason="request #123")
+    assert report.position is not None
+
+    replayed = filled.replay(until=cut, into=tmp_path / "before")
+
+    try:
+        verified = replayed.verify()
+        assert verified.ok
+        assert verified.erased_elsewhere == [
+            f"{report.position}:{filled.log.chains([report.position])[report.position].hex()}"
+        ]
+        assert _found_in_files(tmp_path / "before", ERASED) == []
+        assert not any("Priya" in f for f in _views(replayed)[1])
+    finally:
+        replayed.close()
+
+
+def test_a_migrated_copy_carries_the_blanks_and_verifies(filled: Memory, tmp_path: Path) -> None:
+    filled.forget(entity="Priya Shah", entity_type="person", reason="request #123")
+
+    target = EventLog(tmp_path / "migrated.db")
+    try:
+        migrated = migrate(filled.log, target)
+        assert verify(target).ok
+        assert migrated.events == filled.log.count()
+    finally:
+        target.close()
+    assert _found_in_files(tmp_path, ERASED) == []
+
+
+def _killed_forget(directory: Path, mode: str) -> int:
+    done = subprocess.run(
+        [sys.executable, str(KILLED), str(directory), mode],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode
+
+
+def test_a_forget_killed_after_its_commit_is_finished_when_the_memory_opens_again(
+    filled: Memory, clock: Callable[[], datetime]
+) -> None:
+    directory = filled.directory
+    filled.close()
+
+    assert _killed_forget(directory, "committed") == -signal.SIGKILL
+    assert (directory / "erasure.pending").exists()
+    reopened = Memory.open(directory, clock=clock, embedder=HashingEmbedder())
+
+    try:
+        assert not (directory / "erasure.pending").exists()
+        assert reopened.verify().ok
+        assert not any("Priya" in n for n in _views(reopened)[0])
+    finally:
+        reopened.close()
+    assert _found_in_files(directory, ERASED) == []
+
+
+def test_a_forget_killed_before_its_commit_erased_nothing(
+    filled: Memory, clock: Callable[[], datetime]
+) -> None:
+    directory = filled.directory
+    before = _views(filled)
+    last = filled.log.last_position()
+    filled.close()
+
+    assert _killed_forget(directory, "blanked") == -signal.SIGKILL
+    reopened = Memory.open(directory, clock=clock, embedder=HashingEmbedder())
+
+    try:
+        assert reopened.verify().ok
+        assert reopened.log.last_position() == last
+        assert _views(reopened) == before
+        assert not any(isinstance(e.data, Erased) for e in reopened.events())
+    finally:
+        reopened.close()
+
+
+APEXMEM: Final = [sys.executable, "-c", "from apexmem.cli import main; main()"]
+
+
+def _cli(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*APEXMEM, "--db", str(directory), *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.slow  # three apexmem processes, ~1.5 s of start-up each
+def test_apexmem_forget_erases_an_entity_and_refuses_without_a_reason(filled: Memory) -> None:
+    directory = filled.directory
+    filled.close()
+
+    refused = _cli(directory, "forget", "--entity", "Priya Shah")
+    done = _cli(
+        directory, "--json", "forget", "--entity", "Priya Shah", "--type", "person",
+        "--reason", "erasure request #123", "--actor", "dpo",
+    )  # fmt: skip
+    episode = _cli(directory, "forget", "--episode", "conv-7", "--reason", "deleted")
+
+    assert refused.returncode == 2 and "reason" in refused.stderr
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["entities"] == 1
+    assert episode.returncode == 0 and "erased" in episode.stdout
+    log = EventLog(directory / "events.db")
+    try:
+        assert verify(log).ok
+    finally:
+        log.close()
+    assert _found_in_files(directory, (*ERASED, "likes Rust")) == []

@@ -161,12 +161,15 @@ def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
         known_at=request.known_at,
         relations=request.relations,
         min_score=request.min_score,
+        window=request.window,
+        reference_time=request.reference_time,
+        position=request.position,
     )
 
 
 def facts_about(memory: Memory, request: FactsAboutIn) -> FactsFound:
     """Believed facts about an entity, valid at `valid_at`, as known at `known_at`."""
-    view = memory.as_of(known_at=request.known_at)
+    view = memory.as_of(known_at=request.known_at, position=request.position)
     found = view.facts_about(
         request.entity,
         valid_at=request.valid_at,
@@ -178,7 +181,7 @@ def facts_about(memory: Memory, request: FactsAboutIn) -> FactsFound:
 
 def traverse(memory: Memory, request: TraverseIn) -> Subgraph:
     """The neighbourhood of an entity over believed edges."""
-    view = memory.as_of(known_at=request.known_at)
+    view = memory.as_of(known_at=request.known_at, position=request.position)
     return view.traverse(
         request.start,
         max_hops=request.max_hops,

@@ -167,7 +167,10 @@ TOOLS: Final = (
     Tool(
         name="recall",
         description="The remembered facts and messages that best answer a question, best "
-        "first (full text, vectors and graph neighbours, fused).",
+        "first (full text, vectors and graph neighbours, fused), each line dated (when a fact "
+        "held, when a message was said). Facts current now unless the question names a time "
+        '("in 2019", "last summer", "before she moved"; relative ones counted from '
+        "reference_time) or window [start, end] is given: then those valid at some time in it.",
         input=RecallIn,
         output=Recall,
         run=calls.recall,
@@ -177,7 +180,7 @@ TOOLS: Final = (
         name="recall_as_of",
         description="Recall inside a past state: what was true in the world at valid_at "
         '("where did Alice work in 2019"), and/or what the memory had been told by '
-        "known_at.",
+        "known_at or by log position; each is optional (valid_at alone is enough).",
         input=AsOfRecallIn,
         output=Recall,
         run=calls.recall,
@@ -185,8 +188,9 @@ TOOLS: Final = (
     ),
     Tool(
         name="facts_about",
-        description="Every believed fact with the entity as subject or object, now or at "
-        "valid_at / known_at.",
+        description="Every believed fact with the entity as subject or object: current ones "
+        "(open-ended or ending later), or those valid at valid_at, as known at known_at or "
+        "log position.",
         input=FactsAboutIn,
         output=FactsFound,
         run=calls.facts_about,

@@ -599,7 +599,7 @@ class Memory(View):
                 known_at=None,
                 default=self.settings.memory.graph.default_decay_rate,
             )
-            graph = graph_stats(connection, fading=fading)
+            graph = graph_stats(connection, fading=fading, now=fading.at)  # current now
         last = self.log.last_position()
         return MemoryStats(
             events=self.log.count(),

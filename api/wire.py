@@ -178,7 +178,14 @@ class RetractIn(_In, frozen=True, kw_only=True):
 
 
 class RecallIn(_In, frozen=True, kw_only=True):
-    """A question: the facts and messages that best answer it, best first, with why."""
+    """A question: the facts and messages that best answer it, best first, with why.
+
+    Without `valid_at`, facts current then (valid now, or at `known_at`); a time the
+    question names ("in 2019", "last summer", "before she moved") or `window` [start, end]
+    recalls the facts valid at some time in it, relative times counted from
+    `reference_time` (else now). `position`: the log as it stood at that position, instead
+    of `known_at`.
+    """
 
     query: _Query
     limit: _Limit | None = None
@@ -189,31 +196,39 @@ class RecallIn(_In, frozen=True, kw_only=True):
     known_at: UtcDateTime | None = None
     relations: list[str] | None = None
     min_score: float | None = None
+    window: tuple[UtcDateTime, UtcDateTime] | None = None
+    reference_time: UtcDateTime | None = None
+    position: int | None = None
 
 
 class AsOfRecallIn(_In, frozen=True, kw_only=True):
     """A recall inside a past state: true in the world at `valid_at`, as the store had been
-    told by `known_at` (either alone, or both)."""
+    told by `known_at` or by log `position` (any alone, or together)."""
 
     query: _Query
     valid_at: UtcDateTime | None = None
     known_at: UtcDateTime | None = None
+    position: int | None = None
     limit: _Limit | None = None
     max_hops: _Hops | None = None
     edge_types: list[str] | None = None
     mode: Literal["bfs", "activation"] | None = None
     relations: list[str] | None = None
     min_score: float | None = None
+    window: tuple[UtcDateTime, UtcDateTime] | None = None
+    reference_time: UtcDateTime | None = None
 
 
 class FactsAboutIn(_In, frozen=True, kw_only=True):
-    """Believed facts with the entity as subject or object, on both time axes."""
+    """Believed facts with the entity as subject or object, on both time axes (without
+    `valid_at`: those current then; `position`: the log as it stood there)."""
 
     entity: _Name
     entity_type: str | None = None
     valid_at: UtcDateTime | None = None
     known_at: UtcDateTime | None = None
     relation: str | None = None
+    position: int | None = None
 
 
 class TraverseIn(_In, frozen=True, kw_only=True):
@@ -224,6 +239,7 @@ class TraverseIn(_In, frozen=True, kw_only=True):
     edge_types: list[str] = []
     valid_at: UtcDateTime | None = None
     known_at: UtcDateTime | None = None
+    position: int | None = None
 
 
 class HistoryIn(_In, frozen=True, kw_only=True):

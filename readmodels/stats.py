@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import Connection, func, not_, select
 
 from apexmem.readmodels.communities import community_count
 from apexmem.readmodels.decay import Fading
 from apexmem.readmodels.eviction import archived_counts
 from apexmem.readmodels.extraction import pending_count
+from apexmem.readmodels.facts import valid
 from apexmem.readmodels.rows import GraphStats
 from apexmem.readmodels.store import tracked_position
 from apexmem.readmodels.tables import (
@@ -23,10 +26,13 @@ from apexmem.readmodels.tables import (
 __all__ = ["graph_stats"]
 
 
-def graph_stats(connection: Connection, *, fading: Fading | None = None) -> GraphStats:
-    """Entities, aliases, fact versions and states, current facts, messages, communities,
-    archived versions and entities, messages the RPE gate skipped, and (given `fading`) the
-    current facts that faded."""
+def graph_stats(
+    connection: Connection, *, fading: Fading | None = None, now: datetime | None = None
+) -> GraphStats:
+    """Entities, aliases, fact versions and states, current facts (believed and valid at
+    `now`; open-ended ones when None), messages, communities, archived versions and
+    entities, messages the RPE gate skipped, and (given `fading`) the current facts that
+    faded."""
 
     def count(statement: object) -> int:
         return int(connection.execute(statement).scalar() or 0)  # type: ignore[call-overload]
@@ -37,7 +43,7 @@ def graph_stats(connection: Connection, *, fading: Fading | None = None) -> Grap
         .where(
             facts.c.expired_at.is_(None),
             facts.c.standing == "believed",
-            facts.c.valid_until.is_(None),
+            valid(now),
         )
     )
     archived_facts, archived_entities = archived_counts(connection)

@@ -12,8 +12,9 @@ from apexmem.domain.types import ENTITY_TYPES
 
 __all__ = ["entities", "facts", "traverse"]
 
-_VALID_AT = "Valid in the world at this time (default: facts still open-ended)."
+_VALID_AT = "Valid in the world at this time (default: current facts, valid now or at --known-at)."
 _KNOWN_AT = "As the store knew it at this time (default: now)."
+_POSITION = "As the store knew it at this log position (instead of --known-at)."
 _TYPE = click.Choice(ENTITY_TYPES)
 _TYPE_HELP = "Only entities of this type (person, organization, tool, ...)."
 _FADED = "Also facts whose decayed confidence fell under 0.1 (left out by default)."
@@ -23,6 +24,7 @@ _FADED = "Also facts whose decayed confidence fell under 0.1 (left out by defaul
 @click.argument("name")
 @click.option("--valid-at", callback=to_time, metavar="TIME", help=_VALID_AT)
 @click.option("--known-at", callback=to_time, metavar="TIME", help=_KNOWN_AT)
+@click.option("--position", type=int, metavar="N", help=_POSITION)
 @click.option("--type", "entity_type", type=_TYPE, metavar="TYPE", help=_TYPE_HELP)
 @click.option("--include-faded", is_flag=True, help=_FADED)
 @pass_state
@@ -32,6 +34,7 @@ def facts(
     name: str,
     valid_at: datetime | None,
     known_at: datetime | None,
+    position: int | None,
     entity_type: str | None,
     include_faded: bool,
 ) -> None:
@@ -45,7 +48,7 @@ def facts(
     from apexmem.cli.render import console, emit_json, fact_rows_table
 
     with state.open() as memory:
-        view = memory.as_of(known_at=known_at)
+        view = memory.as_of(known_at=known_at, position=position)
         if not view.entities(name, entity_type=entity_type, limit=1):
             no_entity(name, entity_type, known_at)
         rows = view.facts_about(
@@ -63,6 +66,7 @@ def facts(
 @click.argument("query", required=False)
 @click.option("--type", "entity_type", type=_TYPE, metavar="TYPE", help=_TYPE_HELP)
 @click.option("--known-at", callback=to_time, metavar="TIME", help=_KNOWN_AT)
+@click.option("--position", type=int, metavar="N", help=_POSITION)
 @click.option("--limit", default=50, show_default=True, type=COUNT, help="At most this many.")
 @pass_state
 def entities(
@@ -71,6 +75,7 @@ def entities(
     query: str | None,
     entity_type: str | None,
     known_at: datetime | None,
+    position: int | None,
     limit: int,
 ) -> None:
     """Entities named QUERY (exact, else prefix), or every entity in name order.
@@ -80,7 +85,8 @@ def entities(
     from apexmem.cli.render import console, emit_json, entities_table
 
     with state.open() as memory:
-        rows = memory.as_of(known_at=known_at).entities(query, entity_type=entity_type, limit=limit)
+        view = memory.as_of(known_at=known_at, position=position)
+        rows = view.entities(query, entity_type=entity_type, limit=limit)
     if state.as_json:
         emit_json(rows)
         return
@@ -101,6 +107,7 @@ def entities(
 )
 @click.option("--valid-at", callback=to_time, metavar="TIME", help=_VALID_AT)
 @click.option("--known-at", callback=to_time, metavar="TIME", help=_KNOWN_AT)
+@click.option("--position", type=int, metavar="N", help=_POSITION)
 @click.option("--include-faded", is_flag=True, help=_FADED)
 @pass_state
 def traverse(
@@ -111,6 +118,7 @@ def traverse(
     edge_types: tuple[str, ...],
     valid_at: datetime | None,
     known_at: datetime | None,
+    position: int | None,
     include_faded: bool,
 ) -> None:
     """Entities within --hops of NAME over believed edges, and the edges between them.
@@ -120,7 +128,7 @@ def traverse(
     from apexmem.cli.render import console, emit_json, fact_rows_table, reached_table
 
     with state.open() as memory:
-        view = memory.as_of(known_at=known_at)
+        view = memory.as_of(known_at=known_at, position=position)
         found = view.traverse(
             name,
             max_hops=hops,

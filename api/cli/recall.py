@@ -41,6 +41,18 @@ __all__ = ["recall"]
 @click.option("--valid-at", callback=to_time, metavar="TIME", help="Recall the world at this time.")
 @click.option("--known-at", callback=to_time, metavar="TIME", help="Recall what was known then.")
 @click.option(
+    "--position",
+    type=int,
+    metavar="N",
+    help="Recall what was known at this log position (instead of --known-at).",
+)
+@click.option(
+    "--reference-time",
+    callback=to_time,
+    metavar="TIME",
+    help='What relative times in the question ("last summer") count from (default: now).',
+)
+@click.option(
     "--include-faded",
     is_flag=True,
     help="Also facts whose decayed confidence fell under 0.1 (left out by default).",
@@ -63,6 +75,8 @@ def recall(
     mode: str | None,
     valid_at: datetime | None,
     known_at: datetime | None,
+    position: int | None,
+    reference_time: datetime | None,
     include_faded: bool,
     budget: int | None,
 ) -> None:
@@ -83,6 +97,8 @@ def recall(
             mode=mode,
             valid_at=valid_at,
             known_at=known_at,
+            position=position,
+            reference_time=reference_time,
             include_faded=include_faded,
         )
         context = None if budget is None else memory.format_context(found, budget_chars=budget)

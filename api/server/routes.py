@@ -66,6 +66,10 @@ KnownAt = Annotated[
         format="date-time",
     ),
 ]
+Position = Annotated[
+    int | None,
+    QueryParameter(description="The log as it stood at this position (instead of known_at)."),
+]
 Moment = Annotated[
     str, QueryParameter(description="A time (RFC 3339, with a zone).", format="date-time")
 ]
@@ -207,6 +211,7 @@ class MemoryApi(Controller):
         entity_type: FromQuery[str | None] = None,
         valid_at: ValidAt = None,
         known_at: KnownAt = None,
+        position: Position = None,
     ) -> FactsFound:
         """Believed facts with the entity as subject or object."""
         asked = convert(FactsAboutIn, _given(request, locals()))
@@ -224,6 +229,7 @@ class MemoryApi(Controller):
         edge_types: FromQuery[list[str] | None] = None,
         valid_at: ValidAt = None,
         known_at: KnownAt = None,
+        position: Position = None,
     ) -> Subgraph:
         """Entities within max_hops of start, and the believed edges between them."""
         asked = convert(TraverseIn, _given(request, locals()))

@@ -122,6 +122,22 @@ def test_facts_show_the_superseded_employer_at_an_older_valid_time_and_an_earlie
     assert _objects(known_then, "uses") == ["Rust"]
 
 
+def test_a_log_position_opens_facts_and_recall_where_the_log_stood(db: str) -> None:
+    with Memory.open(db) as memory:
+        january = memory.log.position_at(datetime.fromisoformat(BETWEEN))
+    at = ["--position", str(january)]
+
+    facts, recalled, refused = _run_together(
+        ["--db", db, "--json", "facts", "Alice", *at],
+        ["--db", db, "--json", "recall", "What does Alice use?", *at],
+        ["--db", db, "facts", "Alice", "--position", "-1"],
+    )
+
+    assert _objects(facts, "works_at") == ["Acme"]
+    assert "Alice uses Rust" in [h["text"] for h in json.loads(recalled.stdout)["hits"]]
+    assert refused.returncode == 2 and "position" in refused.stderr
+
+
 def test_facts_about_an_unknown_entity_say_so_and_exit_1(db: str) -> None:
     result = _run("--db", db, "facts", "Mallory")
 

@@ -284,6 +284,34 @@ def test_facts_about_an_entity_answer_on_both_time_axes(client: TestClient[Any])
     assert employers(known_at=told) == ["Acme"]
 
 
+def test_a_log_position_opens_facts_and_recall_where_the_log_stood(
+    client: TestClient[Any],
+) -> None:
+    acme = fact("Alice", "works_at", "Acme", valid_from="2020-01-01T00:00:00Z")
+    until_2099 = fact(
+        "Alice",
+        "works_at",
+        "Globex",
+        valid_from="2025-03-01T00:00:00Z",
+        valid_until="2099-01-01T00:00:00Z",
+    )
+    [first] = post(client, "/v1/facts", {"facts": [acme]})["results"]
+    post(client, "/v1/facts", {"facts": [until_2099]})
+
+    def employers(**params: Any) -> list[str]:
+        return [f["object"] for f in get(client, "/v1/facts", entity="Alice", **params)["facts"]]
+
+    then = post(
+        client, "/v1/recall", {"query": "Where does Alice work?", "position": first["position"]}
+    )
+    refused = client.get("/v1/facts", params={"entity": "Alice", "position": -1}, headers=AUTH)
+
+    assert employers() == ["Globex"]  # ending in 2099: current
+    assert employers(position=first["position"]) == ["Acme"]
+    assert [h["text"] for h in then["hits"] if h["kind"] == "fact"] == ["Alice works_at Acme"]
+    assert refused.status_code == 422 and refused.json()["field"] == "position"
+
+
 def test_a_naive_time_in_a_query_is_a_problem_that_says_how_to_fix_it(
     client: TestClient[Any],
 ) -> None:

@@ -196,3 +196,50 @@ def test_every_tool_result_decodes_strictly_as_its_output_type(tenant: Tenant) -
         assert not result.is_error, text(result)
         encoded = msgspec.json.encode(result.structured_content)
         assert msgspec.json.decode(encoded, type=tool.output)
+
+
+def test_a_fact_ending_later_is_current_and_a_position_opens_the_log_there(
+    tenant: Tenant,
+) -> None:
+    until_2099 = {**ALICE, "object": "Globex", "valid_until": "2099-01-01T00:00:00Z"}
+    [first] = calls(tenant, ("remember", {**ALICE, "relation": "uses", "object": "Rust"}))
+    told = first.structured_content["results"][0]["position"]
+    calls(tenant, ("remember", until_2099))
+
+    recalled, facts, then = calls(
+        tenant,
+        ("recall", {"query": "Where does Alice work?"}),
+        ("facts_about", {"entity": "Alice"}),
+        ("recall_as_of", {"query": "Where does Alice work?", "position": told}),
+    )
+
+    assert "Alice works_at Globex [2020-01-01 to 2099-01-01]" in text(recalled)
+    assert "until 2099-01-01" in text(facts)
+    assert "Globex" not in text(then)
+
+
+def test_recall_takes_a_window_and_a_reference_time(tenant: Tenant) -> None:
+    calls(
+        tenant, ("remember", {**ALICE, "object": "Initech", "valid_until": "2021-06-01T00:00:00Z"})
+    )
+    calls(tenant, ("remember", {**ALICE, "object": "Globex", "valid_from": "2021-06-01T00:00:00Z"}))
+
+    windowed, summer, bad = calls(
+        tenant,
+        (
+            "recall",
+            {"query": "Alice work", "window": ["2021-01-01T00:00:00Z", "2022-01-01T00:00:00Z"]},
+        ),
+        (
+            "recall",
+            {
+                "query": "Where did Alice work last summer?",
+                "reference_time": "2020-10-01T00:00:00Z",
+            },
+        ),
+        ("recall_as_of", {"query": "Alice", "position": -1}),
+    )
+
+    assert "Initech" in text(windowed) and "Globex" in text(windowed)
+    assert "Initech" in text(summer) and "Globex" not in text(summer)
+    assert bad.is_error and "position" in text(bad)

@@ -88,3 +88,20 @@ def test_a_view_known_at_a_moment_sees_what_held_then(memory: Memory) -> None:
 
     assert {f.fact for f in seen} == {*CURRENT, "Alice studies Welsh"}
     assert {f.fact for f in today} == CURRENT
+
+
+def test_a_question_window_recalls_what_overlaps_it_and_a_position_opens_the_log_there(
+    memory: Memory,
+) -> None:
+    """The window's and the position's statements, on both backends."""
+    in_2019 = memory.recall("What did Alice use in 2019?", limit=10)
+    first = memory.log.position_at(datetime(2026, 11, 26, tzinfo=UTC))  # the first append
+
+    assert {h.text for h in in_2019 if h.kind == "fact"} >= {
+        "Alice uses Perl",
+        "Alice lives in Oslo",
+    }
+    assert "Alice works at Globex" not in {h.text for h in in_2019}
+    assert [f.fact for f in memory.as_of(position=first).facts_about("Alice")] == [
+        "Alice works at Globex"
+    ]

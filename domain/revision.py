@@ -1,6 +1,7 @@
 """Belief revision (Kumiho, as Zeph's `find_superseded_edges` does it), pure parts.
 
-A new fact contradicts an active one when both join the same subject to the same object
+A new fact contradicts an active one (believed, and holding when the new one starts:
+open-ended, or ending later) when both join the same subject to the same object
 with the same edge type, their relations are of one domain (equal, one inside the other,
 or a normalized Levenshtein similarity of at least 0.5: `likes`/`dislikes`,
 `prefers`/`prefers_strongly`, not `works_at`/`knows`), and their sentences are similar
@@ -57,12 +58,13 @@ def same_domain(a: str, b: str) -> bool:
 def decide_revision(
     old: FactVersion, *, by: UUID, starts: datetime, score: float, model: str
 ) -> list[Event]:
-    """Close an active version contradicted by a newer fact starting at `starts`.
+    """Close an active version contradicted by a newer fact starting at `starts`: an
+    open-ended one, or one that was to end later (a belief true until 2030).
 
-    Nothing when the old version is no longer believed and open, or does not start
+    Nothing when the old version is no longer believed, ends by `starts`, or does not start
     before the new one (a contradiction never rewrites the past).
     """
-    if old.standing != "believed" or old.valid_until is not None:
+    if old.standing != "believed" or (old.valid_until is not None and old.valid_until <= starts):
         return []
     if old.superseded_by_key is not None or old.valid_from >= starts:
         return []

@@ -1,20 +1,22 @@
-"""Facts believed now between one subject and one object: belief revision's candidates."""
+"""Facts believed between one subject and one object: belief revision's candidates."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, bindparam, or_, select
 
 from apexmem.readmodels.tables import facts
 
-__all__ = ["Between", "open_facts_between"]
+__all__ = ["Between", "believed_between"]
 
 
 class Between(msgspec.Struct, frozen=True, kw_only=True):
-    """An open, believed fact version joining the subject to the object."""
+    """A believed fact version joining the subject to the object, current at or after the
+    moment asked."""
 
     fact_id: UUID
     slot_id: UUID
@@ -22,12 +24,15 @@ class Between(msgspec.Struct, frozen=True, kw_only=True):
     fact: str
 
 
-def open_facts_between(
-    connection: Connection, subject: UUID, object_id: UUID, *, edge_type: str
+def believed_between(
+    connection: Connection, subject: UUID, object_id: UUID, *, edge_type: str, at: datetime
 ) -> list[Between]:
-    """Believed versions with no end, known now, from `subject` to `object_id` of `edge_type`."""
+    """Believed versions known now from `subject` to `object_id` of `edge_type` that still
+    hold at `at` or later: open-ended, or ending after it (a belief true until 2030 is
+    current, so a new fact starting before then can contradict it)."""
     rows = connection.execute(
-        _BETWEEN, {"subject": subject, "object_id": object_id, "edge_type": edge_type}
+        _BETWEEN,
+        {"subject": subject, "object_id": object_id, "edge_type": edge_type, "at": at},
     )
     return [
         Between(fact_id=row.fact_id, slot_id=row.slot_id, relation=row.relation, fact=row.fact)
@@ -44,7 +49,10 @@ _BETWEEN: Final = (
         facts.c.object_id == bindparam("object_id"),
         facts.c.edge_type == bindparam("edge_type"),
         facts.c.standing == "believed",
-        facts.c.valid_until.is_(None),
+        or_(
+            facts.c.valid_until.is_(None),
+            facts.c.valid_until > bindparam("at", type_=facts.c.valid_until.type),
+        ),
     )
     .order_by(facts.c.position)
 )

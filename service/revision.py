@@ -1,11 +1,12 @@
 """Belief revision on the write path (`[memory.graph.belief_revision] enabled`).
 
 When an assertion adds a new current version joining a subject to an object entity, the
-facts believed now between the same two entities, with the same edge type, in other
-slots, are its candidates. They come from the graph read model up to its tracked
-position, from the log after it (the read model may lag) and from the batch. A candidate
-whose relation is of the same domain and whose sentence is similar enough is closed
-where the new fact starts, its verdict recorded first (see `domain.revision`).
+facts believed between the same two entities that still hold when it starts (open-ended,
+or ending later), with the same edge type, in other slots, are its candidates. They come
+from the graph read model up to its tracked position, from the log after it (the read
+model may lag) and from the batch. A candidate whose relation is of the same domain and
+whose sentence is similar enough is closed where the new fact starts, its verdict recorded
+first (see `domain.revision`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from apexmem.events.base import Event
 from apexmem.events.entity import EntityObserved
 from apexmem.events.envelope import NewEvent, RecordedEvent
 from apexmem.events.fact import FactAsserted
-from apexmem.readmodels.between import open_facts_between
+from apexmem.readmodels.between import believed_between
 from apexmem.readmodels.tables import GRAPH
 from apexmem.service.logs import get_logger
 from apexmem.service.resolution import SimilarWrites
@@ -63,7 +64,7 @@ def revise(
         (slot, version)
         for slot, fact_id, relation in _between(similar, staging, proposal)
         if slot != proposal.slot_id and same_domain(relation, proposal.relation)
-        if (version := _open_version(staging, slot, fact_id)) is not None
+        if (version := _believed_version(staging, slot, fact_id, proposal.valid_from)) is not None
     ]
     if not candidates:
         return unchanged
@@ -103,8 +104,12 @@ def _between(
     subject, target = proposal.subject_id.int, proposal.object_id.int
     if subject not in pairs.created and target not in pairs.created:  # else none is older
         with similar.store.read() as connection:
-            rows = open_facts_between(
-                connection, proposal.subject_id, proposal.object_id, edge_type=proposal.edge_type
+            rows = believed_between(
+                connection,
+                proposal.subject_id,
+                proposal.object_id,
+                edge_type=proposal.edge_type,
+                at=proposal.valid_from,
             )
         for row in rows:
             found[row.fact_id.int] = (row.slot_id, row.fact_id, row.relation)
@@ -139,10 +144,15 @@ def _batch_pairs(similar: SimilarWrites, staging: Staging) -> _Pairs:
     return _UNSEEN.of(staging, similar.log, similar.store)
 
 
-def _open_version(staging: Staging, slot: UUID, fact_id: UUID) -> FactVersion | None:
-    """The version as the log (and this batch) has it now, when still open and believed."""
+def _believed_version(
+    staging: Staging, slot: UUID, fact_id: UUID, starts: datetime
+) -> FactVersion | None:
+    """The version as the log (and this batch) has it now, when believed and still holding
+    at `starts` or later (open-ended, or ending after it)."""
     state: SlotState = staging.state("slot", slot)
     version = state.find(fact_id)
-    if version is None or version.standing != "believed" or version.valid_until is not None:
+    if version is None or version.standing != "believed":
+        return None
+    if version.valid_until is not None and version.valid_until <= starts:
         return None
     return version

@@ -81,6 +81,20 @@ def test_a_contradicting_fact_between_the_same_entities_supersedes_the_active_on
     assert [f.relation for f in then] == ["likes"]
 
 
+def test_a_belief_ending_later_is_current_and_a_contradiction_ends_it_earlier(
+    opener: Callable[..., Memory],
+) -> None:
+    memory = opener()
+    likes = memory.assert_fact(**_alice("likes", T2020, valid_until="2030-01-01T00:00:00Z"))
+
+    dislikes = memory.assert_fact(**_alice("dislikes", T2021))
+
+    assert _revisions(memory)[-1] == FactSuperseded(
+        fact_id=likes.fact_id, superseded_by=dislikes.fact_id, valid_until=T2021
+    )
+    assert [f.relation for f in memory.facts_about("Alice")] == ["dislikes"]
+
+
 def test_the_close_is_appended_before_the_new_fact(opener: Callable[..., Memory]) -> None:
     memory = opener()
     memory.assert_fact(**_alice("likes", T2020))
@@ -199,7 +213,7 @@ def test_relation_domains_follow_the_reference() -> None:
     assert relation_similarity("", "") == 1.0
 
 
-def test_only_an_open_believed_earlier_version_is_closed() -> None:
+def test_only_a_believed_earlier_version_still_holding_then_is_closed() -> None:
     old = FactVersion(
         fact_key=1,
         object_key="o",
@@ -214,6 +228,8 @@ def test_only_an_open_believed_earlier_version_is_closed() -> None:
     assert decide_revision(old, by=new, starts=T2020, score=0.9, model="m") == []
     closed = FactVersion(**{**_fields(old), "valid_until": T2021})
     assert decide_revision(closed, by=new, starts=T2021, score=0.9, model="m") == []
+    ending_later = FactVersion(**{**_fields(old), "valid_until": datetime(2030, 1, 1, tzinfo=UTC)})
+    assert len(decide_revision(ending_later, by=new, starts=T2021, score=0.9, model="m")) == 2
     withdrawn = FactVersion(**{**_fields(old), "standing": "withdrawn"})
     assert decide_revision(withdrawn, by=new, starts=T2021, score=0.9, model="m") == []
 

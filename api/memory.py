@@ -124,7 +124,7 @@ class Memory(View):
         self._forgetting = Forgetting(
             self.log,
             self._pipeline,
-            directory=self.directory,
+            self.store,
             clean_up=lambda: clean_up(self.log, self.projections),
         )
         if self._forgetting.pending() and self.read_only is None:

@@ -18,6 +18,7 @@ from typing import Any, Final
 from uuid import UUID
 
 import psycopg
+from blake3 import blake3
 from psycopg import errors
 
 from apexmem.events import postgres_reads as reads
@@ -30,6 +31,7 @@ from apexmem.events.envelope import (
     RecordedEvent,
     check_key,
 )
+from apexmem.events.erasure import blank
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.postgres import (
     DEFAULT_SCHEMA,
@@ -248,6 +250,17 @@ class PostgresLog:
         )
         return int(size)
 
+    def scrub(self) -> None:
+        """Rewrite the log's tables (VACUUM FULL) after an erasure committed, so the row
+        versions that held the erased bytes are gone from their files (PostgreSQL's own WAL
+        and any archive or replica of it are the server's, outside apexmem's reach)."""
+        tables = self._tables
+        with self._connections.connection() as connection:
+            try:
+                connection.execute(f"VACUUM FULL {tables.events}, {tables.keys}")
+            except psycopg.Error as e:
+                raise self._failed(e, "rewrite the log's tables after an erasure") from e
+
     def keyed_appends(self) -> Iterator[KeyedAppend]:
         """Every idempotency key as stored, in key order."""
         return reads.keyed_appends(self._query, self._tables)
@@ -308,6 +321,36 @@ class LockedPostgresLog:
         return reads.read(
             self._query, self._tables, start=position + 1, stop=None, tags=(), limit=None
         )
+
+    def blank(self, positions: Sequence[int]) -> dict[int, tuple[bytes, bytes]]:
+        """Blank the records at these positions in place, inside the lock; returns, for
+        each, the chain hash stored there and the blake3 hash of the blanked bytes (as
+        `LockedEventLog.blank` does on SQLite; `PostgresLog.scrub` then rewrites the tables
+        so the old row versions are gone from their files)."""
+        wanted = sorted(set(positions))
+        if not wanted:
+            return {}
+        tables = self._tables
+        stored = reads.chains(self._query, tables, wanted)
+        rows = self._query(
+            f"SELECT position, state FROM {tables.events} WHERE position = ANY(%s)", (wanted,)
+        )
+        blanked = [(position, blank(bytes(state))) for position, state in rows]
+        try:
+            with self._connection.cursor() as cursor:
+                cursor.executemany(
+                    f"UPDATE {tables.events} SET state = %s WHERE position = %s",
+                    [(state, position) for position, state in blanked],
+                )
+                cursor.execute(
+                    f"UPDATE {tables.keys} SET receipt = NULL WHERE receipt IS NOT NULL AND "
+                    "EXISTS (SELECT 1 FROM unnest(%s::bigint[]) AS p "
+                    "WHERE p BETWEEN first_position AND last_position)",
+                    (wanted,),
+                )
+        except psycopg.Error as e:
+            raise self._log._failed(e, "blank erased records") from e
+        return {p: (stored[p], blake3(state).digest()) for p, state in blanked}
 
     def append(
         self,

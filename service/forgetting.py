@@ -7,22 +7,35 @@ one transaction. After the commit the read models are rebuilt from the log (so t
 the old ones minus the erased), the embedding cache loses what only erased texts used, and
 every SQLite file is vacuumed and its WAL emptied, so the erased bytes are nowhere on disk.
 
-A marker file (`erasure.pending`) is written before the commit and removed once all of
-that is done: a memory opened with the marker present finishes the clean-up first, so a
-process killed in the middle of a forget leaves either nothing erased (the transaction
-rolled back) or an erasure that completes at the next open, never a half-erased memory.
+The read models keep the version of the erasure stream whose clean-up finished last: a
+memory opened with a later erasure in its log finishes that clean-up first, so a process
+killed in the middle of a forget leaves either nothing erased (the transaction rolled back)
+or an erasure that completes at the next open, never a half-erased memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 from uuid import UUID, uuid5
 
 import msgspec
-from sqlalchemy import delete, exists
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Integer,
+    MetaData,
+    Table,
+    delete,
+    exists,
+    insert,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.engine import Engine
 
 from apexmem.domain.identities import alias_id, entity_id, episode_id
 from apexmem.domain.names import normalize
@@ -32,8 +45,8 @@ from apexmem.events.entity import AliasClaimed, EntityMerged
 from apexmem.events.envelope import AppendResult, NewEvent
 from apexmem.events.erasure import Erased, RecordsErased
 from apexmem.events.errors import ApexmemError, ValidationError
-from apexmem.events.log import EventLog, LockedEventLog
 from apexmem.events.ports import LockedLog, Log
+from apexmem.readmodels import ReadModels
 from apexmem.readmodels.vectors import vector_cache, vector_items
 from apexmem.replay.projections import Projections
 from apexmem.service.erasure_scope import Scope, entity_scope, episode_scope
@@ -42,7 +55,6 @@ from apexmem.service.pipeline import Append, Pipeline
 
 __all__ = [
     "ERASURES",
-    "MARKER",
     "ForgetReport",
     "Forgetting",
     "Target",
@@ -53,8 +65,6 @@ __all__ = [
 
 ERASURES: Final = uuid5(UUID("6f1c2a4e-8f0b-5d3e-9a71-2b5c4d6e8f90"), "erasures")
 """The stream every erasure event is appended to."""
-MARKER: Final = "erasure.pending"
-"""The file that says an erasure's clean-up has not finished (see the module docstring)."""
 _logger = get_logger()
 
 
@@ -87,14 +97,14 @@ class ForgetReport(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Forgetting:
-    """The forget operation over one memory's log, pipeline and clean-up."""
+    """The forget operation over one memory's log, pipeline, read models and clean-up."""
 
     def __init__(
-        self, log: Log, pipeline: Pipeline, *, directory: Path, clean_up: Callable[[], None]
+        self, log: Log, pipeline: Pipeline, store: ReadModels, *, clean_up: Callable[[], None]
     ) -> None:
         self._log = log
         self._pipeline = pipeline
-        self._marker = directory / MARKER
+        self._store = store
         self._clean_up = clean_up
 
     def forget(
@@ -116,17 +126,12 @@ class Forgetting:
                 "forget", {"entity": entity, "episode": episode},
                 "names what to forget by exactly one of entity and episode",
             )  # fmt: skip
-        if not isinstance(self._log, EventLog):
-            raise ApexmemError(
-                "forget is not yet supported on PostgreSQL (only on a SQLite memory): "
-                "see docs/explanation/erasure.md"
-            )
         self._pipeline.refuse_if_read_only()
         target = self._entity(entity, entity_type) if entity is not None else self._episode(episode)
-        self._marker.touch()
         attempt = _Forget(target, why, who)
         report = self._pipeline.run("forget", lambda _: attempt)
-        self.finish()
+        if self.pending():
+            self.finish()
         _logger.info(
             "memory.forgot", scope=target.scope, target=str(target.target),
             erased=report.erased, position=report.position,
@@ -134,14 +139,17 @@ class Forgetting:
         return report
 
     def finish(self) -> None:
-        """Rebuild and scrub everything, then drop the marker (also run at open when a
-        marker was left by a process that stopped in the middle)."""
+        """Rebuild the read models and scrub every file, then note the erasures done (also
+        run when a memory opens with an erasure whose clean-up a stopped process left)."""
+        done = self._log.read_stream(ERASURES)
         self._clean_up()
-        self._marker.unlink(missing_ok=True)
+        if done:
+            _note_cleaned(self._store, done[-1].version)
 
     def pending(self) -> bool:
-        """Whether an erasure's clean-up was left unfinished."""
-        return self._marker.exists()
+        """Whether an erasure in the log has not been cleaned up after (its read models
+        rebuilt and its files scrubbed): the read models keep the last one that was."""
+        return bool(self._log.read_stream(ERASURES, after_version=_cleaned(self._store)))
 
     def _entity(self, name: str, entity_type: str | None) -> Target:
         if not isinstance(name, str) or not normalize(name):
@@ -195,6 +203,15 @@ class Forgetting:
         return Target(scope="episode", target=stream, conversation=conversation)
 
 
+@runtime_checkable
+class Blanking(LockedLog, Protocol):
+    """A log under its write lock that can blank records (SQLite's and PostgreSQL's)."""
+
+    def blank(self, positions: Sequence[int]) -> dict[int, tuple[bytes, bytes]]:
+        """Blank these positions; the chain hash and the blanked bytes' hash of each."""
+        ...
+
+
 class _Forget:
     """The attempt: decide the scope under the lock, blank it, append the erasure event."""
 
@@ -205,7 +222,7 @@ class _Forget:
         self._scope = Scope(positions=[])
 
     def decide(self, log: LockedLog) -> Append:
-        assert isinstance(log, LockedEventLog)
+        assert isinstance(log, Blanking), "forget needs a log that can blank records"
         target = self._target
         everything = lambda: log.read_after(0)  # noqa: E731 - read again for each pass
         if target.scope == "episode":
@@ -279,6 +296,31 @@ def erasures_of(log: Log, targets: set[UUID]) -> list[int]:
     ]
 
 
+_state = MetaData()
+_cleaned_table = Table(
+    "erasures_cleaned",
+    _state,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("version", BigInteger, nullable=False),
+)
+"""The version of the erasure stream whose clean-up finished last (one row)."""
+
+
+def _cleaned(store: ReadModels) -> int:
+    with store.read() as connection:
+        if not inspect(connection).has_table(_cleaned_table.name):
+            return 0
+        found = connection.execute(select(_cleaned_table.c.version)).scalar()
+    return int(found or 0)
+
+
+def _note_cleaned(store: ReadModels, version: int) -> None:
+    with store.write() as connection:
+        _state.create_all(connection)
+        connection.execute(delete(_cleaned_table))
+        connection.execute(insert(_cleaned_table).values(id=1, version=version))
+
+
 def clean_up(log: Log, projections: Projections) -> None:
     """After an erasure: rebuild the read models from the log, save a new FAISS index file,
     drop cached vectors no remaining text uses and damaged read-model copies set aside,
@@ -298,12 +340,28 @@ def clean_up(log: Log, projections: Projections) -> None:
                 )
             )
     path = getattr(store, "path", None)
-    if getattr(store, "schema", None) is None and isinstance(path, Path):
+    schema = getattr(store, "schema", None)
+    if schema is not None:
+        _vacuum_full(store.engine, schema)
+    elif isinstance(path, Path):
         for aside in path.parent.glob(f"{path.name}.damaged-*"):
             aside.unlink(missing_ok=True)
         _vacuum(store.engine.raw_connection(), path)
-    if isinstance(log, EventLog):
-        log.scrub()
+    scrub = getattr(log, "scrub", None)
+    if scrub is not None:
+        scrub()
+
+
+def _vacuum_full(engine: Engine, schema: str) -> None:
+    """Rewrite every read-model table of a PostgreSQL schema (VACUUM FULL: no dead row
+    version keeps erased bytes in their files); the log's tables are scrubbed by the log."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        tables = connection.execute(
+            text("SELECT tablename FROM pg_tables WHERE schemaname = :schema"),
+            {"schema": schema},
+        ).scalars()
+        for table in [t for t in tables if not t.startswith("log_")]:
+            connection.exec_driver_sql(f'VACUUM FULL "{schema}"."{table}"')
 
 
 def _vacuum(connection: Any, path: Path) -> None:

@@ -31,7 +31,7 @@ def main(directory: str, mode: str) -> None:
             locked.blank(range(1, locked.last_position() + 1))
             _killed()
     pipeline = memory._pipeline  # the crash point is inside the operation
-    forgetting = Forgetting(memory.log, pipeline, directory=memory.directory, clean_up=_killed)
+    forgetting = Forgetting(memory.log, pipeline, memory.store, clean_up=_killed)
     forgetting.forget(entity="Priya Shah", entity_type="person", reason="request #123")
 
 

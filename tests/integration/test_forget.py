@@ -186,7 +186,6 @@ def test_a_bad_forget_names_the_field_and_writes_nothing(
 
     assert raised.value.field == field
     assert filled.log.last_position() == last
-    assert not (filled.directory / "erasure.pending").exists()
 
 
 def _edit(path: Path, sql: str, *params: object) -> None:
@@ -304,11 +303,9 @@ def test_a_forget_killed_after_its_commit_is_finished_when_the_memory_opens_agai
     filled.close()
 
     assert _killed_forget(directory, "committed") == -signal.SIGKILL
-    assert (directory / "erasure.pending").exists()
     reopened = Memory.open(directory, clock=clock, embedder=HashingEmbedder())
 
     try:
-        assert not (directory / "erasure.pending").exists()
         assert reopened.verify().ok
         assert not any("Priya" in n for n in _views(reopened)[0])
     finally:

@@ -17,12 +17,14 @@ import mcp_types as types
 import msgspec
 from mcp.server import Server, ServerRequestContext
 
-from apexmem import calls
+from apexmem import calls, erasure
+from apexmem.erasure import ForgetIn
 from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.memory import Memory
 from apexmem.readmodels.rows import FactRow, Subgraph
 from apexmem.server.auth import BearerGuard
 from apexmem.server.tenants import Tenant, Tenants
+from apexmem.service.forgetting import ForgetReport
 from apexmem.service.recalled import Recall, format_context
 from apexmem.service.results import MessageRef
 from apexmem.wire import (
@@ -63,6 +65,7 @@ class Tool:
     run: Callable[[Memory, Any], msgspec.Struct]
     text: Callable[[Any], str]
     read_only: bool = True
+    destructive: bool = False
 
 
 def _remember(memory: Memory, fact: FactIn) -> FactsOut:
@@ -205,6 +208,18 @@ TOOLS: Final = (
         text=_subgraph,
     ),
     Tool(
+        name="forget",
+        description="Erase an entity (by name, with entity_type when ambiguous) or a "
+        "conversation (episode) from every view and file of the memory, for an erasure "
+        "request; reason is required. The chain still verifies; the erasure is an event.",
+        input=ForgetIn,
+        output=ForgetReport,
+        run=erasure.forget,
+        text=erasure.forgot,
+        read_only=False,
+        destructive=True,
+    ),
+    Tool(
         name="history",
         description="Every event behind a fact (by fact id), a slot, or an entity, oldest first, "
         "with log position, time, actor and episode.",
@@ -236,7 +251,7 @@ def _listing() -> types.ListToolsResult:
                 input_schema=tool_schema(tool.input),
                 output_schema=tool_schema(tool.output),
                 annotations=types.ToolAnnotations(
-                    read_only_hint=tool.read_only, destructive_hint=False
+                    read_only_hint=tool.read_only, destructive_hint=tool.destructive
                 ),
             )
             for tool in TOOLS

@@ -11,7 +11,8 @@ from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotAuthorizedException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
-from apexmem import calls
+from apexmem import calls, erasure
+from apexmem.erasure import ForgetIn
 from apexmem.events.errors import ValidationError
 from apexmem.readmodels.rows import Subgraph
 from apexmem.replay.diff import Diff
@@ -20,6 +21,7 @@ from apexmem.server.auth import bearer_token
 from apexmem.server.body import StrictBody
 from apexmem.server.errors import PROBLEM_RESPONSES
 from apexmem.server.tenants import Tenant, Tenants
+from apexmem.service.forgetting import ForgetReport
 from apexmem.service.recalled import Recall
 from apexmem.service.results import AliasRef, MemoryStats, MessageRef, RetractRef
 from apexmem.wire import (
@@ -185,6 +187,13 @@ class MemoryApi(Controller):
         """End a fact version at valid_until, or withdraw it as never true."""
         with tenant_memory.memory() as memory:
             return calls.retract(memory, data, key=idempotency_key)
+
+    @post("/forget", dto=StrictBody[ForgetIn], operation_id="forget", **_WRITE)
+    def forget(self, data: JSONBody[ForgetIn], tenant_memory: TenantMemory) -> ForgetReport:
+        """Erase an entity or a conversation from every view and file; the chain still
+        verifies and the erasure is an event (docs/explanation/erasure.md)."""
+        with tenant_memory.memory() as memory:
+            return erasure.forget(memory, data)
 
     @post(
         "/recall",

@@ -75,6 +75,7 @@ def test_tools_are_listed_with_the_wire_types_schemas(tenant: Tenant) -> None:
         "recall_as_of",
         "facts_about",
         "traverse",
+        "forget",
         "history",
     ]
     remember = listed.tools[0]
@@ -153,7 +154,7 @@ def test_bad_arguments_are_a_tool_error_naming_field_and_rule_and_write_nothing(
         ("remember", {**ALICE, "subject": "  "}),
         ("remember", {**ALICE, "valid_from": "2020-01-01T00:00:00"}),
         ("record_message", {"episode": "c1", "speaker": "user"}),
-        ("forget", {}),
+        ("delete_everything", {}),
     )
     [stats] = calls(tenant, ("facts_about", {"entity": "Alice"}))
 
@@ -162,7 +163,7 @@ def test_bad_arguments_are_a_tool_error_naming_field_and_rule_and_write_nothing(
     assert text(short).startswith("error: subject: '  '")  # one fact sent: not facts[0]
     assert "give a timezone" in text(naive)
     assert "text" in text(missing)
-    assert "no tool named 'forget'" in text(unknown)
+    assert "no tool named 'delete_everything'" in text(unknown)
     assert stats.structured_content["facts"] == []
 
 
@@ -187,6 +188,7 @@ def test_every_tool_result_decodes_strictly_as_its_output_type(tenant: Tenant) -
         "recall_as_of": {"query": "Alice", "known_at": "2100-01-01T00:00:00Z"},
         "facts_about": {"entity": "Alice"},
         "traverse": {"start": "Alice"},
+        "forget": {"episode": "c1", "reason": "user deleted the conversation"},
         "history": {"fact": fact_id},
     }
 

@@ -5,8 +5,10 @@
 3. Graph: seeds (entities named by the question's words, or nearest to it, scored with
    their structure), then a BFS or a spreading activation over believed edges, each edge
    scored `match * 1/(1+hop) * evolved_weight * type_weight`.
-The three lists are fused by reciprocal rank fusion (k = 60), facts deduplicated by
-(subject, relation, object, edge type), and cut to `limit`. Everything is read in one
+The three lists are fused by reciprocal rank fusion (k = 60), a message and the facts
+learned from it counted as one piece of evidence (one place in each list, shown once), a
+fact's share weighed by its confidence; facts are deduplicated by (subject, relation,
+object, edge type), and the result cut to `limit`. Everything is read in one
 read transaction, in the state asked for (`valid_at`, `known_at`). A time budget ends
 the work early with what was found, marked as cut short.
 """
@@ -33,9 +35,9 @@ from apexmem.domain.recall import (
     Edge,
     classify_edge_types,
     composite_score,
-    reciprocal_rank_fusion,
     score_with_decay,
     spread,
+    weighted_rank_fusion,
 )
 from apexmem.domain.recall.conversation import boosted, in_context, without_names
 from apexmem.domain.recall.evidence import shown_by_default, stands_in
@@ -421,6 +423,11 @@ class _Run:
         self.facts: dict[str, FactKey] = {}
         self.messages: dict[str, MessageKey] = {}
         self.lists: list[tuple[str, list[_Key]]] = []
+        self._members: dict[_Key, list[_Key]] = {}
+        """Each piece of evidence the fusion ranks (its lead, `_leads`) -> the items it holds."""
+        self._lead: dict[_Key, _Key] = {}
+        self._own: dict[_Key, float] = {}
+        """Each item's own fused score (which item of a piece of evidence is shown)."""
         self.graph_why: dict[_Key, str] = {}
         self.seeds: dict[UUID, float] = {}
         self.seed_names: dict[UUID, tuple[str, str]] = {}
@@ -453,27 +460,52 @@ class _Run:
         return self.seed_names.get(entity, (str(entity), ""))[0]
 
     def add_list(self, name: str, found: list[tuple[float, _Key]]) -> None:
-        """A ranked list for the fusion: best score first, each item once, `pool` long."""
+        """A ranked list for the fusion: best score first, each item once, `pool` pieces of
+        evidence long. What recall would not show takes no place in it; a message and the
+        facts learned from it are one piece of evidence (`_unit`) and take one place, so a
+        fact extracted from a turn does not push another turn out (a fact of a turn already
+        in joins it)."""
         found.sort(key=lambda pair: -pair[0])
-        self.lists.append((name, list(dict.fromkeys(k for _, k in found))[: self.pool]))
+        kept: list[_Key] = []
+        units: set[Hashable] = set()
+        for key in dict.fromkeys(k for _, k in found):
+            if not (self._shown(key) and self._kept(key)):
+                continue
+            unit = self._unit(key)
+            if unit not in units:
+                if len(units) == self.pool:
+                    continue
+                units.add(unit)
+            kept.append(key)
+        self.lists.append((name, kept))
 
     def result(self, connection: Connection) -> Recall:
+        weights = [self.weights[n] for n, _ in self.lists]
+        told = self._told(connection)
+        self._own = dict(
+            weighted_rank_fusion(
+                [[(k, self._trust(k, told)) for k in keys] for _, keys in self.lists],
+                weights=weights,
+            )
+        )
+        lists = self._leads()
         fused = self._in_context(
-            reciprocal_rank_fusion(
-                [keys for _, keys in self.lists], weights=[self.weights[n] for n, _ in self.lists]
+            weighted_rank_fusion(
+                [[(lead, self._trust(holder, told)) for lead, holder in led] for _, led in lists],
+                weights=weights,
             )
         )
         ranks: dict[str, dict[_Key, int]] = {}
-        for name, keys in self.lists:  # a name's lists hold different kinds
-            ranks.setdefault(name, {}).update({k: r for r, k in enumerate(keys, 1)})
+        for name, led in lists:  # a name's lists hold different kinds
+            ranks.setdefault(name, {}).update({lead: r for r, (lead, _) in enumerate(led, 1)})
         chosen: list[tuple[_Key, float]] = []
         seen: set[Hashable] = set()
         sources: dict[str, set[Hashable]] = {"fact": set(), "message": set()}
-        fused = [(k, s) for k, s in fused if self._shown(k) and self._kept(k)]
+        candidates = [m for lead, _ in fused for m in self._members_of(lead)]
+        standing_in, readings = self._evidence(candidates, told)
+        fused = self._items(fused, standing_in)
         floor = self.min_score * fused[0][1] if fused else 0.0
         fused = [(k, s) for k, s in fused if s >= floor]
-        standing_in, readings = self._evidence(connection, [k for k, _ in fused])
-        fused = self._in_place_of_sources(fused, standing_in)
         read: set[Hashable] = set()
         for key, score in fused:
             identity = self._identity(key)
@@ -511,25 +543,114 @@ class _Run:
             seeds=[self.seed_name(s) for s in seeds],
         )
 
-    def _in_place_of_sources(
+    def _told(self, connection: Connection) -> dict[tuple[UUID, int], FactRow]:
+        """The full rows of the facts in the lists (their confidence and who read them)."""
+        facts = {k: None for _, keys in self.lists for k in keys if k[0] == "fact"}
+        rows, _ = hit_rows(connection, [(id_of(i), self.facts[i].position) for _, i in facts])
+        return rows
+
+    def _row(self, key: _Key, told: dict[tuple[UUID, int], FactRow]) -> FactRow:
+        return told[(id_of(key[1]), self.facts[key[1]].position)]
+
+    def _leads(self) -> list[tuple[str, list[tuple[_Key, _Key]]]]:
+        """Each list as its pieces of evidence, best first, each as (lead, holder).
+
+        The lead names a piece of evidence in the fusion: the message (when it is a
+        candidate) for the message and the facts learned from it, else the first of those
+        facts found; `_members` keeps what each lead holds. The holder is what ranks it in
+        this list: its message where the list has it (a fact learned from a turn is no
+        better evidence of it than the turn's own words), else its first fact there.
+        """
+        said: dict[Hashable, _Key] = {
+            self._source(("message", m)): ("message", m) for m in self.messages
+        }
+        first: dict[Hashable, _Key] = {}
+        self._members = {}
+        self._lead = {}
+        lists = []
+        for name, keys in self.lists:
+            holders: dict[_Key, _Key] = {}
+            for key in keys:
+                unit = self._unit(key)
+                lead = said.get(unit) or first.setdefault(unit, key)
+                self._lead[key] = lead
+                members = self._members.setdefault(lead, [lead] if lead[0] == "message" else [])
+                if key not in members:
+                    members.append(key)
+                if lead not in holders or key == lead:
+                    holders[lead] = key
+            at = {key: i for i, key in enumerate(keys)}
+            led = sorted(holders.items(), key=lambda pair: at[pair[1]])
+            lists.append((name, led))
+        return lists
+
+    def _trust(self, holder: _Key, told: dict[tuple[UUID, int], FactRow]) -> float:
+        """How much a place in a list counts: fully for a message (what was said), a fact's
+        confidence as told or extracted for a fact (its fading with time decides whether
+        it is shown, `Lens`, and is not weighed twice)."""
+        if holder[0] == "message":
+            return 1.0
+        return min(1.0, self._row(holder, told).confidence)
+
+    def _members_of(self, lead: _Key) -> list[_Key]:
+        """The items one piece of evidence holds (`_leads`); a turn found only as a
+        neighbour holds itself."""
+        return self._members.get(lead, [lead])
+
+    def _in_order(self, lead: _Key, standing_in: set[_Key]) -> list[_Key]:
+        """A piece of evidence's items in the order they may be shown (one is): the facts
+        that stand in for the message (shown in its place, the best matched first), then
+        the message, then its other facts."""
+        own = self._own
+
+        def order(key: _Key) -> tuple[bool, bool, float]:
+            return key not in standing_in, key[0] != "message", -own.get(key, 0.0)
+
+        return sorted(self._members_of(lead), key=order)
+
+    def _items(
         self, fused: list[tuple[_Key, float]], standing_in: set[_Key]
     ) -> list[tuple[_Key, float]]:
-        """A fact that stands in for a candidate message it was learned from takes that
-        message's place when the message ranked higher: it is shown there instead."""
-        said: dict[Hashable, float] = {}
-        for key, score in fused:
-            if key[0] == "message":
-                said.setdefault(self._source(key), score)
-        placed = [
-            (k, max(s, said.get(self._source(k), s))) if k in standing_in else (k, s)
-            for k, s in fused
-        ]
-        order = {k: i for i, (k, _) in enumerate(fused)}
-        return sorted(placed, key=lambda p: (-p[1], p[0] not in standing_in, order[p[0]]))
+        """The items of the pieces of evidence: the first of each at its score, best first
+        (a fact standing in for its message, or the message); then the other facts learned
+        from a turn already there, by their own places in the lists (`_apart`). They say
+        something else, but of evidence already shown: every turn comes before any comes
+        again."""
+        first: list[tuple[_Key, float]] = []
+        again: list[tuple[_Key, float]] = []
+        for lead, score in fused:
+            items = self._in_order(lead, standing_in)
+            shown = [m for m in items if self._shown(m) and self._kept(m)]
+            first += [(m, score) for m in shown[:1]]
+            again += [(m, self._apart(m)) for m in shown[1:]]
+        last = first[-1][1] if first else 0.0  # scores stay best first
+        order = {k: i for i, (k, _) in enumerate(again)}
+        again = sorted(again, key=lambda pair: (-pair[1], order[pair[0]]))
+        return first + [(k, min(score, last)) for k, score in again]
+
+    def _apart(self, key: _Key) -> float:
+        """An item's score by its own places in the lists, boosted as a piece of evidence is."""
+        _, _, boost = self.shares
+        score = self._own.get(key, 0.0)
+        if self._about_named(key):
+            score *= 1 + boost
+        if self._answers(key):
+            score *= 1 + self.relation_boost
+        return score
+
+    def _unit(self, key: _Key) -> Hashable:
+        """The piece of evidence `key` is: its source message (for a message, or a fact
+        shown by default learned from one), else the item itself."""
+        if key[0] == "fact" and not shown_by_default(self.facts[key[1]].relation):
+            return key
+        source = self._source(key)
+        return key if source is None else source
 
     def _in_context(self, fused: list[tuple[_Key, float]]) -> list[tuple[_Key, float]]:
         """The fused scores with each message's neighbours' shares added and the named
-        participants' items boosted, best first (ties in the fusion's order)."""
+        participants' items boosted, best first (ties in the fusion's order). A piece of
+        evidence is boosted when one of its items is about a named participant, or states
+        the relation asked about."""
         before, after, boost = self.shares
         alone = dict(fused)
         scores = in_context(alone, self.around, after=before, before=after)
@@ -538,13 +659,13 @@ class _Run:
                 self.context_why[key] = [
                     f"context: next to a hit (+{score - alone.get(key, 0.0):.4f})"
                 ]
-        favoured = [k for k in scores if self._about_named(k)]
+        favoured = [k for k in scores if any(map(self._about_named, self._members_of(k)))]
         for key in favoured:
             self.context_why.setdefault(key, []).append("about a participant the question names")
         scores = boosted(scores, favoured, boost)
-        answers = [k for k in scores if self._answers(k)]
-        for key in answers:
-            relation = self.facts[key[1]].relation
+        answers = {k: a for k in scores for a in self._members_of(k) if self._answers(a)}
+        for key, answer in answers.items():
+            relation = self.facts[answer[1]].relation
             self.context_why.setdefault(key, []).append(f"the relation asked about ({relation})")
         scores = boosted(scores, answers, self.relation_boost)
         order = {k: i for i, k in enumerate(scores)}
@@ -578,7 +699,7 @@ class _Run:
         return kind == "message" or self.co_mentions or shown_by_default(self.facts[item].relation)
 
     def _evidence(
-        self, connection: Connection, keys: list[_Key]
+        self, keys: list[_Key], told: dict[tuple[UUID, int], FactRow]
     ) -> tuple[set[_Key], dict[_Key, Hashable]]:
         """The facts that may take the place of a candidate message they were learned from
         (as good evidence, `domain.recall.evidence.stands_in`, at the moment asked), and
@@ -586,13 +707,10 @@ class _Run:
         facts one extractor read in one message are shown once, as the message would be."""
         said = {self._source(k) for k in keys if k[0] == "message"} - {None}
         learned = [k for k in keys if k[0] == "fact" and self._source(k) is not None]
-        if not learned:
-            return set(), {}
-        rows, _ = hit_rows(connection, [(id_of(i), self.facts[i].position) for _, i in learned])
         standing_in: set[_Key] = set()
         readings: dict[_Key, Hashable] = {}
         for key in learned:
-            f = rows[(id_of(key[1]), self.facts[key[1]].position)]
+            f = self._row(key, told)
             if f.actor is not None:
                 readings[key] = (self._source(key), f.actor)
             now = self.confidence_now(f.confidence, to_micros(f.observed_at), f.edge_type)
@@ -633,11 +751,14 @@ class _Run:
         said: dict[UUID, MessageRow],
     ) -> RecallHit:
         why = []
+        lead = self._lead.get(key, key)
         for name, ranked in ranks.items():
-            if key not in ranked:
+            if lead not in ranked:
                 continue
-            why.append(self.graph_why[key] if name == "graph" else f"{name} #{ranked[key]}")
-        why += self.context_why.get(key, [])
+            held = (key, *self._members_of(lead))
+            walked = [self.graph_why[m] for m in held if m in self.graph_why]
+            why.append(walked[0] if name == "graph" and walked else f"{name} #{ranked[lead]}")
+        why += self.context_why.get(lead, [])
         if self.window_why and key[0] == "fact":
             why.append(self.window_why)
         kind, stored = key

@@ -8,7 +8,7 @@ from apexmem.domain.recall.activation import (
     spread,
 )
 from apexmem.domain.recall.context import clean_line, format_lines
-from apexmem.domain.recall.fusion import dedupe, reciprocal_rank_fusion
+from apexmem.domain.recall.fusion import dedupe, reciprocal_rank_fusion, weighted_rank_fusion
 from apexmem.domain.recall.router import classify_edge_types
 from apexmem.domain.recall.scoring import (
     EDGE_TYPE_WEIGHTS,
@@ -38,4 +38,5 @@ __all__ = [
     "reciprocal_rank_fusion",
     "score_with_decay",
     "spread",
+    "weighted_rank_fusion",
 ]

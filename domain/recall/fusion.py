@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Final, TypeVar
 
-__all__ = ["RRF_K", "dedupe", "reciprocal_rank_fusion"]
+__all__ = ["RRF_K", "dedupe", "reciprocal_rank_fusion", "weighted_rank_fusion"]
 
 RRF_K: Final = 60
 
@@ -26,6 +26,26 @@ def reciprocal_rank_fusion(
         weight = weights[i] if weights else 1.0
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    order = {item: i for i, item in enumerate(scores)}
+    return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+
+
+def weighted_rank_fusion(
+    rankings: Iterable[Sequence[tuple[K, float]]],
+    *,
+    k: int = RRF_K,
+    weights: Sequence[float] = (),
+) -> list[tuple[K, float]]:
+    """Reciprocal rank fusion where each ranked item also carries how much it counts:
+    `sum(w * trust / (k + rank))` over the rankings (`w` per ranking as in
+    `reciprocal_rank_fusion`, `trust` per item of a ranking, in [0, 1]). With every trust
+    at 1 it is `reciprocal_rank_fusion`; an item ranked by weaker evidence (a fact believed
+    at 0.8) counts that much less. Ties keep the order in which items were first seen."""
+    scores: dict[K, float] = {}
+    for i, ranking in enumerate(rankings):
+        weight = weights[i] if weights else 1.0
+        for rank, (item, trust) in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + weight * trust / (k + rank)
     order = {item: i for i, item in enumerate(scores)}
     return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
 

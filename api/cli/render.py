@@ -20,7 +20,7 @@ from apexmem.readmodels.rows import EntityRow, FactRow, Reached
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.diff import Diff
 from apexmem.replay.snapshot import FactView
-from apexmem.service.recalled import Recall
+from apexmem.service.recalled import Recall, when
 from apexmem.service.results import MemoryStats
 
 __all__ = [
@@ -209,7 +209,8 @@ def reached_table(rows: Sequence[Reached], title: str) -> Table:
 
 
 def recall_table(found: Recall, title: str) -> Table:
-    """Recalled hits, best first: score, kind, text, why, and where each came from."""
+    """Recalled hits, best first: score, kind, text, when (a fact held, a message was said),
+    why, and where each came from."""
     notes = []
     if found.seeds:
         notes.append(f"seeds: {', '.join(found.seeds)}")
@@ -217,7 +218,7 @@ def recall_table(found: Recall, title: str) -> Table:
         notes.append("cut short by the time budget")
     caption = "; ".join(notes) or None
     table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
-    for column in ("#", "score", "kind", "text", "why", "ref", "episode"):
+    for column in ("#", "score", "kind", "text", "when", "why", "ref", "episode"):
         table.add_column(column, overflow="fold")
     for rank, h in enumerate(found, 1):
         table.add_row(
@@ -225,6 +226,7 @@ def recall_table(found: Recall, title: str) -> Table:
             f"{h.score:.4f}",
             h.kind,
             h.text if h.message is None else f"{h.message.speaker}: {h.text}",
+            when(h),
             "; ".join(h.why),
             h.provenance.ref or "",
             h.provenance.episode or "",

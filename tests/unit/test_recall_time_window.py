@@ -9,10 +9,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apexmem import HashingEmbedder, Memory, ValidationError
+from apexmem.cli import cli, render
 from apexmem.domain.recall.window import EARLIEST, question_window
 from apexmem.readmodels import facts_of
 from apexmem.readmodels.moment import Lens, Moment
@@ -214,3 +216,21 @@ def test_a_window_sees_exactly_the_versions_whose_validity_overlaps_it(
             if f.valid_from < end and (f.valid_until is None or f.valid_until > start)
         }
     assert seen == expected
+
+
+def test_the_command_lines_recall_table_says_when_each_fact_held(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(render.console, "width", 200)  # one line a row
+    directory = tmp_path / "cli"
+    directory.mkdir()
+    (directory / "apexmem.toml").write_text('[memory.vectors]\nembedder = "hashing"\n')
+    with Memory.open(directory) as memory:
+        job(memory, "Acme", "2017-01-01", "2019-03-01")
+
+    result = CliRunner().invoke(
+        cli, ["--db", str(directory), "recall", "Where did Dana work in 2018?"]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "2017-01-01 to 2019-03-01" in result.output

@@ -14,7 +14,8 @@ no event's record does (every record starts with its `recorded_at`), and it deco
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Any, Final, Literal, Protocol
 from uuid import UUID
 
 import msgspec
@@ -28,10 +29,12 @@ __all__ = [
     "Erased",
     "RecordsErased",
     "Scope",
+    "Vouch",
     "blank",
     "blanked",
     "erased_payload",
     "is_blank",
+    "vouches_after",
 ]
 
 Scope = Literal["entity", "episode"]
@@ -94,6 +97,37 @@ _encoder: Final = msgspec.json.Encoder(order="deterministic")
 _envelope: Final = msgspec.json.Decoder(_Envelope)
 _blank_read: Final = msgspec.json.Decoder(_BlankRead)
 _ERASED: Final = Erased()
+
+
+Vouch = tuple[int, bytes, bytes, int, bytes]
+"""What an erasure committed to for one position it blanked: (position, chain hash, blake3
+of the blanked bytes, the erasure's position, the erasure's chain hash)."""
+
+
+class _ReadsErasures(Protocol):
+    def read(
+        self, *, start: int = 1, stop: int | None = None, tags: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> Iterator[Any]: ...  # fmt: skip
+
+    def chains(self, positions: Sequence[int]) -> dict[int, bytes]: ...
+
+
+def vouches_after(log: _ReadsErasures, until: int) -> list[Vouch]:
+    """What the erasures after position `until` committed to for positions up to it: what
+    a copy of the log cut at `until` keeps to verify its blanked records by."""
+    found: list[Vouch] = []
+    events = list(log.read(start=until + 1, tags=(ERASED_TAG,)))
+    heads = log.chains([e.position for e in events])
+    for event in events:
+        data = event.data
+        if not isinstance(data, RecordsErased):
+            continue
+        for p, chain, kept in zip(data.positions, data.chains, data.blanks, strict=False):
+            if p <= until:
+                vouch = (p, bytes.fromhex(chain), bytes.fromhex(kept))
+                found.append((*vouch, event.position, heads.get(event.position, b"")))
+    return found
 
 
 def blank(state: bytes) -> bytes:

@@ -29,7 +29,7 @@ from apexmem.events.envelope import (
     check_key,
     encoded,
 )
-from apexmem.events.erasure import ERASED_TAG, RecordsErased, blank
+from apexmem.events.erasure import Vouch, blank, vouches_after
 from apexmem.events.errors import ApexmemError, ConcurrencyError, IntegrityViolation
 from apexmem.events.logreads import READ_CHUNK, cursor_query, raw_record
 from apexmem.events.restore import Restored, RestoredKey
@@ -266,7 +266,7 @@ class EventLog:
                 "(SELECT COALESCE(MAX(recorded_at), 0) FROM source.log_index WHERE position <= ?)",
                 (until, until),
             )
-            _copy_vouches(connection, self._vouches_after(until))
+            _copy_vouches(connection, vouches_after(self, until))
             connection.execute("COMMIT")
         except sqlite3.OperationalError as e:
             if is_full(e):
@@ -276,21 +276,13 @@ class EventLog:
             connection.close()
         return int(copied)
 
-    def _vouches_after(self, until: int) -> list[tuple[int, bytes, bytes, int, bytes]]:
-        """What the erasure events after `until` committed to for positions up to it:
-        (position, chain hash, hash of the blanked bytes, erasure position, its chain)."""
-        found: list[tuple[int, bytes, bytes, int, bytes]] = []
-        events = list(self.read(start=until + 1, tags=(ERASED_TAG,)))
-        heads = self.chains([e.position for e in events])
-        for event in events:
-            data = event.data
-            if not isinstance(data, RecordsErased):
-                continue
-            for p, chain, kept in zip(data.positions, data.chains, data.blanks, strict=False):
-                if p <= until:
-                    vouch = (p, bytes.fromhex(chain), bytes.fromhex(kept))
-                    found.append((*vouch, event.position, heads.get(event.position, b"")))
-        return found
+    def keep_vouches(self, vouches: Sequence[Vouch]) -> None:
+        """Keep, in this copy of a log cut before erasures, what those erasures committed
+        to (see `vouched_elsewhere`; `copy_to` and `migrate` with `until` call it)."""
+        if not vouches:
+            return
+        with self.locked() as locked:
+            _copy_vouches(locked._cursor, vouches)
 
     def vouched_elsewhere(self) -> dict[int, tuple[bytes, bytes, int, bytes]]:
         """In a copy cut before an erasure (`copy_to`): for each position it blanked, the
@@ -499,15 +491,14 @@ class LockedEventLog:
         return appended
 
 
-def _copy_vouches(
-    connection: sqlite3.Connection, vouches: list[tuple[int, bytes, bytes, int, bytes]]
-) -> None:
+def _copy_vouches(connection: Any, vouches: Sequence[Vouch]) -> None:
     """Keep in a copy what erasures after its end committed to (see vouched_elsewhere)."""
     if not vouches:
         return
     connection.execute(
-        "CREATE TABLE erased_elsewhere (position INTEGER PRIMARY KEY, chain BLOB NOT NULL, "
-        "blank BLOB NOT NULL, erasure INTEGER NOT NULL, erasure_chain BLOB NOT NULL)"
+        "CREATE TABLE IF NOT EXISTS erased_elsewhere (position INTEGER PRIMARY KEY, "
+        "chain BLOB NOT NULL, blank BLOB NOT NULL, erasure INTEGER NOT NULL, "
+        "erasure_chain BLOB NOT NULL)"
     )
     connection.executemany("INSERT OR IGNORE INTO erased_elsewhere VALUES (?,?,?,?,?)", vouches)
 

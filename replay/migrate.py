@@ -13,7 +13,9 @@ from typing import Protocol
 import msgspec
 
 from apexmem.events.chain import GENESIS
+from apexmem.events.erasure import vouches_after
 from apexmem.events.errors import IntegrityViolation
+from apexmem.events.log import EventLog
 from apexmem.events.ports import Log
 from apexmem.events.restore import Restored, RestoredKey, appends_of
 from apexmem.events.timeutil import to_micros
@@ -61,6 +63,8 @@ def migrate(source: Log, target: RestorableLog, *, until: int | None = None) -> 
     ]
     records = (r for r in source.raw_records() if r.position <= last)
     written = target.restore(appends_of(records), keys)
+    if until is not None and isinstance(target, EventLog):  # a copy cut before erasures
+        target.keep_vouches(vouches_after(source, last))
     after = verify(target, expect=expected)
     if not after.ok:
         raise IntegrityViolation(

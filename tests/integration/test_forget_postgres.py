@@ -93,3 +93,26 @@ def test_forgetting_on_postgresql_leaves_the_strings_in_no_table_file(url: str) 
         assert _in_files(memory.directory) == set()
     finally:
         memory.close()
+
+
+def test_a_replay_of_a_postgresql_memory_cut_before_an_erasure_verifies(
+    url: str, tmp_path: Path
+) -> None:
+    memory = Memory.open(url, embedder=HashingEmbedder())
+    try:
+        _fill(memory)
+        cut = memory.log.last_position()
+        report = memory.forget(entity="Priya Shah", entity_type="person", reason="request #123")
+
+        replayed = memory.replay(until=cut, into=tmp_path / "copy")
+        try:
+            verified = replayed.verify()
+        finally:
+            replayed.close()
+    finally:
+        memory.close()
+
+    assert verified.ok
+    assert verified.erased_elsewhere is not None
+    assert verified.erased_elsewhere[0].startswith(f"{report.position}:")
+    assert _in_files(tmp_path / "copy") == set()

@@ -703,8 +703,9 @@ class Memory(View):
         return snapshot(self.log, until=until)
 
     def current_facts(self) -> list[FactView]:
-        """Facts believed now, by a full replay of the log."""
-        return self.snapshot().current()
+        """Facts believed now, valid at the clock's time (open-ended, or ending later), by a
+        full replay of the log."""
+        return self.snapshot().current(at=self.clock())
 
     def verify(self, *, expect: str | None = None) -> VerifyReport:
         """Recompute the hash chain: ok, events checked, and the first bad position if any.

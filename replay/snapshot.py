@@ -59,8 +59,16 @@ class FactView(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def current(self) -> bool:
-        """Believed and open-ended in valid time."""
+        """Believed and open-ended in valid time: its slot's open version."""
         return self.standing == "believed" and self.valid_until is None
+
+    def holds_at(self, when: datetime) -> bool:
+        """Believed and valid at `when` (open-ended, or ending after it)."""
+        return (
+            self.standing == "believed"
+            and self.valid_from <= when
+            and (self.valid_until is None or when < self.valid_until)
+        )
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,9 +79,12 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     """The name of every entity not archived (evicted and not observed since)."""
     facts: list[FactView]
 
-    def current(self) -> list[FactView]:
-        """The versions that are believed now and open-ended."""
-        return [f for f in self.facts if f.current]
+    def current(self, at: datetime | None = None) -> list[FactView]:
+        """The versions believed and valid at `at` (a fact true until 2030 is current
+        today); open-ended ones when None."""
+        if at is None:
+            return [f for f in self.facts if f.current]
+        return [f for f in self.facts if f.holds_at(at)]
 
 
 class _Folded:

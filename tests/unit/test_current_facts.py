@@ -58,6 +58,8 @@ def test_a_fact_ending_in_2030_is_current_today_and_an_ended_or_future_one_is_no
     assert {f.fact for f in memory.facts_about("Alice")} == CURRENT
     assert {h.row.fact for h in memory.search_facts("Alice", limit=10)} == CURRENT
     assert {f.fact for f in memory.traverse("Alice", max_hops=1).facts} == CURRENT
+    assert {f.fact for f in memory.current_facts()} == CURRENT  # the whole-log fold agrees
+    assert memory.stats().graph.current_facts == len(CURRENT)
 
 
 def test_recall_and_its_context_block_show_the_fact_ending_later_with_its_dates(

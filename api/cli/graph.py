@@ -82,9 +82,17 @@ def communities(state: State, *, detect: bool, assign: bool, limit: int, top: in
 @click.option(
     "--known-at", callback=to_time, metavar="TIME", help="As the store knew it at this time."
 )
+@click.option(
+    "--position", type=int, metavar="N", help="As the store knew it at this log position."
+)
 @pass_state
 def episodes(
-    state: State, *, name: str, entity_type: str | None, known_at: datetime | None
+    state: State,
+    *,
+    name: str,
+    entity_type: str | None,
+    known_at: datetime | None,
+    position: int | None,
 ) -> None:
     """The episodes (conversations) that mentioned an entity, first mentioned first.
 
@@ -96,9 +104,9 @@ def episodes(
     from apexmem.cli.render import console, emit_json
 
     with state.open() as memory:
-        view = memory.as_of(known_at=known_at)
+        view = memory.as_of(known_at=known_at, position=position)
         if not view.entities(name, entity_type=entity_type, limit=1):
-            no_entity(name, entity_type, known_at)
+            no_entity(name, entity_type, view.known_at)
         rows = view.episodes_for(name, entity_type=entity_type)
     if state.as_json:
         emit_json(rows)

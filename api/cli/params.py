@@ -14,7 +14,15 @@ import click
 
 from apexmem.service.arguments import MAX_COUNT
 
-__all__ = ["COUNT", "COUNT_OR_ZERO", "POSITION", "to_list", "to_position_or_time", "to_time"]
+__all__ = [
+    "COUNT",
+    "COUNT_OR_ZERO",
+    "POSITION",
+    "to_list",
+    "to_position_or_time",
+    "to_time",
+    "to_window",
+]
 
 _LARGEST: Final = 2**63 - 1
 """The largest integer SQLite stores."""
@@ -63,6 +71,22 @@ def to_position_or_time(
     if value is not None and _INTEGER.fullmatch(value.strip()):
         return int(value)
     return to_time(ctx, param, value)
+
+
+def to_window(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[datetime, datetime] | None:
+    """`START,END`: two times as `to_time` reads them (the library checks their order)."""
+    if value is None:
+        return None
+    parts = value.split(",")
+    if len(parts) != 2:
+        from apexmem.events.errors import ValidationError
+
+        raise ValidationError(_field(param), value, "is not START,END: two times and a comma")
+    start, end = (to_time(ctx, param, part) for part in parts)
+    assert start is not None and end is not None
+    return start, end
 
 
 def to_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import click
 
-from apexmem.cli.params import COUNT, COUNT_OR_ZERO, to_list, to_time
+from apexmem.cli.params import COUNT, COUNT_OR_ZERO, to_list, to_time, to_window
 from apexmem.cli.state import State, pass_state
 
 __all__ = ["recall"]
@@ -47,6 +47,13 @@ __all__ = ["recall"]
     help="Recall what was known at this log position (instead of --known-at).",
 )
 @click.option(
+    "--window",
+    callback=to_window,
+    metavar="START,END",
+    help="Recall the facts valid at some time between these two times (default: the time the "
+    'question names, as "in 2019" or "last summer", if any).',
+)
+@click.option(
     "--reference-time",
     callback=to_time,
     metavar="TIME",
@@ -77,6 +84,7 @@ def recall(
     known_at: datetime | None,
     position: int | None,
     reference_time: datetime | None,
+    window: tuple[datetime, datetime] | None,
     include_faded: bool,
     budget: int | None,
 ) -> None:
@@ -99,6 +107,7 @@ def recall(
             known_at=known_at,
             position=position,
             reference_time=reference_time,
+            window=window,
             include_faded=include_faded,
         )
         context = None if budget is None else memory.format_context(found, budget_chars=budget)

@@ -25,6 +25,9 @@ __all__ = ["timeline"]
     help="Write the bitemporal picture (one bar per version) to FILE instead of a table.",
 )
 @click.option("--known-at", callback=to_time, metavar="TIME", help="As the store knew it then.")
+@click.option(
+    "--position", type=int, metavar="N", help="As the store knew it at this log position."
+)
 @click.option("--valid-at", callback=to_time, metavar="TIME", help="Mark this valid time.")
 @pass_state
 def timeline(
@@ -34,6 +37,7 @@ def timeline(
     relation: str,
     svg_path: Path | None,
     known_at: datetime | None,
+    position: int | None,
     valid_at: datetime | None,
 ) -> None:
     """Every version of NAME's RELATION: superseded, closed, outranked and withdrawn ones too.
@@ -48,11 +52,11 @@ def timeline(
     from apexmem.cli.render import console, emit_json, fact_rows_table
 
     with state.open() as memory:
-        view = memory.as_of(known_at=known_at)
+        view = memory.as_of(known_at=known_at, position=position)
         if not view.entities(name, limit=1):
-            no_entity(name, None, known_at)
+            no_entity(name, None, view.known_at)
         rows = view.edge_history(subject=name, relation=relation)
-        now = known_at or memory.clock()
+        now = view.known_at or memory.clock()
     if svg_path is not None:
         picture = timeline_svg(rows, title=f"{name} {relation}", now=now, valid_at=valid_at)
         try:

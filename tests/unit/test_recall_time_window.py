@@ -5,6 +5,7 @@ position; bad windows and positions are refused, naming the argument."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -234,3 +235,31 @@ def test_the_command_lines_recall_table_says_when_each_fact_held(
 
     assert result.exit_code == 0, result.output
     assert "2017-01-01 to 2019-03-01" in result.output
+
+
+def test_the_command_line_takes_a_window_and_a_position_where_it_takes_a_time(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(render.console, "width", 200)
+    directory = tmp_path / "cli"
+    directory.mkdir()
+    (directory / "apexmem.toml").write_text('[memory.vectors]\nembedder = "hashing"\n')
+    with Memory.open(directory) as memory:
+        first = job(memory, "Acme", "2017-01-01", "2019-03-01")
+        job(memory, "Globex", "2019-03-01", None)
+
+    def run(*args: str) -> Any:
+        return CliRunner().invoke(cli, ["--db", str(directory), *args])
+
+    window = run("recall", "Dana work", "--window", "2019-02-01T00:00:00Z,2019-04-01T00:00:00Z")
+    backwards = run("recall", "Dana", "--window", "2020-01-01T00:00:00Z,2019-01-01T00:00:00Z")
+    early = run(
+        "--json", "timeline", "Dana", "--relation", "works_at", "--position", str(first.position)
+    )
+    episodes = run("episodes", "Dana", "--position", "0")
+
+    assert "Dana works at Acme" in window.output and "Dana works at Globex" in window.output
+    assert isinstance(backwards.exception, ValidationError)  # `main` reports it, exit 2
+    assert backwards.exception.field == "window"
+    assert [v["object"] for v in json.loads(early.output)] == ["Acme"]
+    assert episodes.exit_code == 1  # nobody was known before the first event

@@ -126,6 +126,7 @@ class Memory(View):
             self._pipeline,
             self.store,
             clean_up=lambda: clean_up(self.log, self.projections),
+            before=services.conversations.extract_pending,
         )
         if self._forgetting.pending() and self.read_only is None:
             self._forgetting.finish()  # a forget stopped before its clean-up: finish it
@@ -370,7 +371,10 @@ class Memory(View):
     ) -> ForgetReport:
         """Erase an entity (its names, facts, the messages that mention it) or a
         conversation (`episode`) from every view and every file; the chain still verifies
-        and the erasure is an event (docs/explanation/erasure.md). `reason` is required."""
+        and the erasure is an event (docs/explanation/erasure.md). `reason` is required.
+
+        Messages still waiting for extraction are extracted first: what is read out of
+        them then falls under the erasure, instead of being extracted after it."""
         return self._forgetting.forget(
             entity=entity,
             entity_type=entity_type,

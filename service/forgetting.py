@@ -100,12 +100,23 @@ class Forgetting:
     """The forget operation over one memory's log, pipeline, read models and clean-up."""
 
     def __init__(
-        self, log: Log, pipeline: Pipeline, store: ReadModels, *, clean_up: Callable[[], None]
+        self,
+        log: Log,
+        pipeline: Pipeline,
+        store: ReadModels,
+        *,
+        clean_up: Callable[[], None],
+        before: Callable[[], object] = lambda: None,
     ) -> None:
+        """`before` runs once the request's fields are checked, before the entity or
+        episode is looked up (the facade extracts the messages still waiting: an entity
+        they name is found, and nothing read out of an erased message lands after the
+        erasure)."""
         self._log = log
         self._pipeline = pipeline
         self._store = store
         self._clean_up = clean_up
+        self._before = before
 
     def forget(
         self,
@@ -127,6 +138,7 @@ class Forgetting:
                 "names what to forget by exactly one of entity and episode",
             )  # fmt: skip
         self._pipeline.refuse_if_read_only()
+        self._before()
         target = self._entity(entity, entity_type) if entity is not None else self._episode(episode)
         attempt = _Forget(target, why, who)
         report = self._pipeline.run("forget", lambda _: attempt)

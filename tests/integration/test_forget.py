@@ -365,3 +365,46 @@ def test_apexmem_forget_erases_an_entity_and_refuses_without_a_reason(filled: Me
     finally:
         log.close()
     assert _found_in_files(directory, (*ERASED, "likes Rust")) == []
+
+
+def test_a_name_of_entities_of_two_types_needs_the_type(memory: Memory) -> None:
+    memory.observe_entity(name="Jordan", entity_type="person")
+    memory.observe_entity(name="Jordan", entity_type="location")
+
+    with pytest.raises(ValidationError) as raised:
+        memory.forget(entity="Jordan", reason="request #9")
+    done = memory.forget(entity="Jordan", entity_type="location", reason="request #9")
+
+    assert raised.value.field == "entity_type"
+    assert done.entities == 1
+    assert [e.entity_type for e in memory.entities("Jordan")] == ["person"]
+
+
+def test_forgetting_an_entity_forgets_the_ones_merged_into_it(memory: Memory) -> None:
+    memory.assert_fact(
+        subject="P Shah", subject_type="person", relation="likes", object="Tea",
+        fact="P Shah likes Tea",
+    )  # fmt: skip
+    memory.observe_entity(name="Priya Shah", entity_type="person")
+    memory.merge(source="P Shah", target="Priya Shah", entity_type="person")
+
+    report = memory.forget(entity="P Shah", entity_type="person", reason="request #5")
+
+    assert report.entities == 2
+    assert memory.entities("Shah") == [] and memory.facts_about("Tea") == []
+    assert _found_in_files(memory.directory, ("Shah", "shah")) == []
+
+
+def test_messages_waiting_for_extraction_are_extracted_before_the_erasure(
+    memory: Memory,
+) -> None:
+    memory.add_messages(
+        episode="conv-9",
+        messages=[{"speaker": "user", "text": "Priya Shah moved to Leeds with Omar Farouk"}],
+    )
+
+    memory.forget(entity="Priya Shah", reason="request #7")  # extracted as a concept
+    memory.extract_pending()
+
+    assert _found_in_files(memory.directory, ("Priya", "priya", "moved")) == []
+    assert memory.verify().ok

@@ -87,6 +87,8 @@ def revise(
             staging.emit("slot", slot, events, meta)
             closed += 1
             continue
+        if version.valid_until is not None:
+            continue  # a late fact is cut only by a later belief still open, as before
         late = decide_late(version, fact=decision.fact_id, starts=starts, score=found, model=model)
         if late is not None:  # the new fact starts before this belief: it ends there
             ends = late[0] if ends is None else min(ends, late[0])

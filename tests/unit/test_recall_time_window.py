@@ -263,3 +263,33 @@ def test_the_command_line_takes_a_window_and_a_position_where_it_takes_a_time(
     assert backwards.exception.field == "window"
     assert [v["object"] for v in json.loads(early.output)] == ["Acme"]
     assert episodes.exit_code == 1  # nobody was known before the first event
+
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")  # fmt: skip
+
+
+@given(
+    st.integers(min_value=1900, max_value=NOW.year - 1),  # a month not yet begun is no time asked
+    st.integers(min_value=1, max_value=12),
+    st.integers(min_value=0, max_value=10),
+)
+def test_every_period_a_question_names_is_a_window_that_does_not_end_before_it_starts(
+    year: int, month: int, more: int
+) -> None:
+    named = MONTHS[month - 1]
+    in_month = question_window(f"Where was Dana in {named} {year}?", NOW)
+    between = question_window(f"between {year - more} and {year}", NOW)
+    season = question_window(f"in the summer of {year}", NOW)
+
+    assert in_month is not None and between is not None and season is not None
+    assert in_month[:2] == (month_start(year, month), month_start(year, month + 1))
+    assert between[:2] == (month_start(year - more, 1), month_start(year + 1, 1))
+    assert season[0] < season[1]
+    for phrase in ("last summer", "last winter", "last year", "last month", f"after {year}"):
+        found = question_window(phrase, NOW)
+        assert found is not None and found[0] <= found[1] <= max(NOW, found[0])
+
+
+def month_start(year: int, month: int) -> datetime:
+    return datetime(year + (month - 1) // 12, (month - 1) % 12 + 1, 1, tzinfo=UTC)

@@ -10,6 +10,7 @@ import msgspec
 
 from apexmem.events.chainrows import ChainLink, Query
 from apexmem.events.envelope import AppendResult, RawRecord, RecordedEvent, parse_key, recorded
+from apexmem.events.erasure import Erased
 from apexmem.events.located import location
 from apexmem.events.sqlite import EVENTS_TABLE
 from apexmem.events.storedids import StoredIds, parse_stream, stream_text
@@ -133,7 +134,11 @@ def read(
         # msgspec parses the stream ids in one call, several times faster than UUID().
         streams = msgspec.convert([row[1] for row in rows], list[UUID])
         for row, stream in zip(rows, streams, strict=True):
-            yield recorded(row[0], stream, row[2], row[3], row[4])
+            event = recorded(row[0], stream, row[2], row[3], row[4])
+            # A blanked record keeps its tag but is no longer an event of that kind: a
+            # read by tag wants what the tag's class holds (events.erasure).
+            if not (tags and type(event.data) is Erased):
+                yield event
         position = rows[-1][0] + 1
         if left is not None:
             left -= len(rows)

@@ -28,6 +28,7 @@ from apexmem.events.envelope import (
     parse_key,
     recorded,
 )
+from apexmem.events.erasure import Erased
 from apexmem.events.errors import ConcurrencyError
 from apexmem.events.located import location
 from apexmem.events.timeutil import from_micros, to_micros
@@ -181,7 +182,9 @@ class InMemoryLog:
             row = self._rows[position - 1]
             if wanted and row.tag not in wanted:
                 continue
-            yield recorded(position, row.stream, row.version, row.tag, row.state)
+            event = recorded(position, row.stream, row.version, row.tag, row.state)
+            if not (wanted and type(event.data) is Erased):  # blanked: not of its tag's kind
+                yield event
             if left is not None:
                 left -= 1
 

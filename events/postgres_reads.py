@@ -21,6 +21,7 @@ from apexmem.events.envelope import (
     parse_key,
     recorded,
 )
+from apexmem.events.erasure import Erased
 from apexmem.events.located import location
 from apexmem.events.logreads import raw_record
 from apexmem.events.timeutil import from_micros
@@ -93,7 +94,9 @@ def read(
         if not rows:
             return
         for row in rows:
-            yield recorded(row[0], row[1], row[2], row[3], row[4])
+            event = recorded(row[0], row[1], row[2], row[3], row[4])
+            if not (tags and type(event.data) is Erased):  # blanked: not of its tag's kind
+                yield event
         position = rows[-1][0] + 1
         if left is not None:
             left -= len(rows)

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final
 
+import msgspec
 import pytest
 
 from apexmem import Memory
@@ -116,6 +117,10 @@ def test_after_forgetting_no_view_shows_the_entity(filled: Memory) -> None:
     assert not any("Priya" in t for t in texts + names + facts + acme)
     assert filled.search_messages("climbing") == []
     assert filled.entities(limit=1000) and "Bob Stone works at Acme Corp" in acme
+    changed = msgspec.json.encode(filled.diff("2000-01-01T00:00:00Z", "2100-01-01T00:00:00Z"))
+    logged = msgspec.json.encode([*filled.events(), filled.snapshot()])
+    assert b"Bob Stone works at Acme Corp" in changed and b"Priya" not in changed
+    assert b"Priya" not in logged
     history = filled.history(entity="Priya Shah", entity_type="person")
     assert any(isinstance(e.data, Erased) for e in history)
     assert isinstance(history[-1].data, RecordsErased)

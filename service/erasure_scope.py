@@ -8,8 +8,9 @@ written down in docs/explanation/erasure.md; in short:
 - an entity: its own stream and those of entities merged into it, its name claims, every
   fact version with it as subject or object or whose sentence or value names it, every
   message that mentions it (by extracted mention or by name, or spoken by it) with that
-  message's mentions and extraction, every fact read out of such a message, and community
-  summaries that include it or name it;
+  message's mentions and extraction, every fact read out of such a message, community
+  summaries that include it or name it, and later observations of other entities whose
+  summary names it (a first observation stays: it is the other entity);
 - an episode: its messages, their mentions and extractions, every fact version asserted in
   it or read out of its messages, and every reinforcement made in it.
 
@@ -168,19 +169,26 @@ class _Wanted:
         data = e.data
         if e.stream_id in self.ids:
             return ("entities", e.stream_id)
-        if isinstance(data, AliasClaimed):
-            return ("", e.stream_id) if data.entity_id in self.ids else None
         if isinstance(data, (FactAsserted, *_FACT_EVENTS)):
             return self._fact_event(e, data)
         if isinstance(data, _MESSAGE_EVENTS):
             kind = "messages" if isinstance(data, MessageRecorded) else ""
             return (kind, data.message_id) if data.message_id in self.messages else None
-        if isinstance(data, CommunitySummarized) and (
-            not self.ids.isdisjoint(data.entity_ids)
-            or _names(self.pattern, data.name, data.summary)
-        ):
-            return ("", e.stream_id)
-        return None
+        return ("", e.stream_id) if self._about(e, data) else None
+
+    def _about(self, e: RecordedEvent, data: Any) -> bool:
+        """A claim of one of its names, a later summary of another entity that names it
+        (a first observation stays: it is the other entity), or a community summary that
+        includes or names it."""
+        if isinstance(data, AliasClaimed):
+            return data.entity_id in self.ids
+        if isinstance(data, EntityObserved):
+            return e.version > 1 and _names(self.pattern, data.summary)
+        if isinstance(data, CommunitySummarized):
+            return not self.ids.isdisjoint(data.entity_ids) or _names(
+                self.pattern, data.name, data.summary
+            )
+        return False
 
     def _fact_event(self, e: RecordedEvent, data: Any) -> tuple[str, UUID] | None:
         if isinstance(data, FactAsserted):

@@ -413,3 +413,13 @@ def test_messages_waiting_for_extraction_are_extracted_before_the_erasure(
 
     assert _found_in_files(memory.directory, ("Priya", "priya", "moved")) == []
     assert memory.verify().ok
+
+
+def test_a_later_summary_of_another_entity_that_names_it_is_erased(filled: Memory) -> None:
+    filled.observe_entity(name="Bob Stone", entity_type="person", summary="Manager of Priya Shah")
+
+    filled.forget(entity="Priya Shah", entity_type="person", reason="request #123")
+
+    [bob] = filled.entities("Bob Stone")
+    assert bob.summary is None
+    assert _found_in_files(filled.directory, ERASED) == []

@@ -12,6 +12,7 @@ import click
 
 from apexmem.cli.backfill import backfill
 from apexmem.cli.evict import evict
+from apexmem.cli.export import export
 from apexmem.cli.forget import forget
 from apexmem.cli.graph import communities, decay_rate, episodes
 from apexmem.cli.merges import link_notes, merges
@@ -375,6 +376,7 @@ for _command in (
     entities,
     episodes,
     evict,
+    export,
     facts,
     forget,
     link_notes,

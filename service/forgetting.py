@@ -29,7 +29,6 @@ from sqlalchemy import (
     MetaData,
     Table,
     delete,
-    exists,
     insert,
     inspect,
     select,
@@ -61,6 +60,7 @@ __all__ = [
     "clean_up",
     "erased_entity_streams",
     "erasures_of",
+    "scrub",
 ]
 
 ERASURES: Final = uuid5(UUID("6f1c2a4e-8f0b-5d3e-9a71-2b5c4d6e8f90"), "erasures")
@@ -338,19 +338,28 @@ def clean_up(log: Log, projections: Projections) -> None:
     drop cached vectors no remaining text uses and damaged read-model copies set aside,
     then vacuum every SQLite file and empty its WAL (a copy of the old bytes otherwise)."""
     projections.rebuild()
+    scrub(log, projections)
+
+
+def scrub(log: Log, projections: Projections) -> None:
+    """The clean-up after the rebuild: a new FAISS index file, the cache pruned, copies
+    set aside deleted, every file vacuumed and its WAL emptied (see `clean_up`)."""
     if projections.index is not None:
         projections.index.save()
     store = projections.store
     if projections.vectors is not None:
         with store.write() as connection:
-            connection.execute(
-                delete(vector_cache).where(
-                    ~exists().where(
-                        (vector_items.c.model == vector_cache.c.model)
-                        & (vector_items.c.text_key == vector_cache.c.text_key)
+            # One model at a time, NOT IN a plain subquery: SQLite indexes it once. A
+            # correlated NOT EXISTS, or NOT IN over (model, text_key) pairs, scanned
+            # vector_items for every cached vector (15 s and 8 s at 30,000 facts).
+            models = connection.execute(select(vector_cache.c.model).distinct()).scalars()
+            for model in list(models):
+                used = select(vector_items.c.text_key).where(vector_items.c.model == model)
+                connection.execute(
+                    delete(vector_cache).where(
+                        (vector_cache.c.model == model) & vector_cache.c.text_key.not_in(used)
                     )
                 )
-            )
     path = getattr(store, "path", None)
     schema = getattr(store, "schema", None)
     if schema is not None:

@@ -48,6 +48,7 @@ from apexmem.service.arguments import REQUIRED, fact_commands, given, in_batch
 from apexmem.service.backfill import BackfillReport
 from apexmem.service.conversation import AddedMessages
 from apexmem.service.eviction import EvictionReport
+from apexmem.service.fading import FadePass, Fades
 from apexmem.service.forgetting import ForgetReport, Forgetting, clean_up
 from apexmem.service.linking import Linking
 from apexmem.service.logs import get_logger
@@ -461,6 +462,20 @@ class Memory(View):
         """Decay the retrieval counts of facts not retrieved within the interval (A-MEM);
         at most once per `link_weight_decay_interval_secs` unless `force`."""
         return self._services.usage.decay_usage(force=force, actor=actor)
+
+    def record_fades(self, *, actor: str | None = None) -> FadePass:
+        """One decay pass: record, as one event, the believed facts whose decayed confidence
+        went under the recall threshold since the previous pass and those lifted back above
+        it, with the rate that applied (nothing is written when none crossed)."""
+        fades = Fades(
+            self._pipeline,
+            log=self.log,
+            store=self.store,
+            settings=self.settings,
+            clock=self.clock,
+            ready=self._ready,
+        )
+        return fades.record_fades(actor=actor)
 
     def retrieval_counts(self, fact_ids: Iterable[UUID | str]) -> dict[UUID, float]:
         """How often recalls returned each of these fact versions, after the decay passes

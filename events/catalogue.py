@@ -7,8 +7,8 @@ from typing import Final
 from apexmem.events.base import Event
 from apexmem.events.community import CommunityDissolved, CommunityMemberAssigned
 from apexmem.events.entity import AliasClaimed, EntityArchived, EntityMerged, EntityObserved
-from apexmem.events.erasure import RecordsErased
 from apexmem.events.episode import EntitiesMentioned, EpisodeStarted, MessageRecorded
+from apexmem.events.erasure import RecordsErased
 from apexmem.events.extraction import MessageExtracted
 from apexmem.events.fact import (
     FactArchived,
@@ -17,6 +17,7 @@ from apexmem.events.fact import (
     FactRetracted,
     FactSuperseded,
 )
+from apexmem.events.fading import FactsFaded
 from apexmem.events.policy import (
     CommunitySummarized,
     DecayRateSet,
@@ -46,6 +47,7 @@ AnyEvent = (
     | DecayRateSet
     | FactsRetrieved
     | RetrievalCountsDecayed
+    | FactsFaded
     | CommunitySummarized
     | CommunityDissolved
     | CommunityMemberAssigned
@@ -70,6 +72,7 @@ STREAM_KINDS: Final[dict[str, tuple[type[Event], ...]]] = {
     "episode": (EpisodeStarted, MessageRecorded, EntitiesMentioned, MessageExtracted),
     "policy": (RelationMapped, DecayRateSet),
     "usage": (FactsRetrieved, RetrievalCountsDecayed),
+    "decay": (FactsFaded,),
     "community": (CommunitySummarized, CommunityDissolved, CommunityMemberAssigned),
     "note linking": (NotesLinked,),
     "erasure": (RecordsErased,),

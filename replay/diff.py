@@ -1,4 +1,5 @@
-"""What changed in the store's beliefs between two transaction times."""
+"""What changed in the store's beliefs between two transaction times: versions asserted,
+superseded and retracted, and the ones decay passes recorded as faded or restored."""
 
 from __future__ import annotations
 
@@ -11,19 +12,21 @@ from sqlalchemy import Connection, select
 
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.fact import FactAsserted, FactRetracted, FactSuperseded
+from apexmem.events.fading import FactFade, FactsFaded
 from apexmem.events.ports import Log
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.tables import facts
 
 __all__ = ["Diff", "FactChange", "diff"]
 
-_TAGS: Final = ("fact-asserted.v1", "fact-superseded.v1", "fact-retracted.v1")
+_TAGS: Final = ("fact-asserted.v1", "fact-superseded.v1", "fact-retracted.v1", "facts-faded.v1")
 
 
 class FactChange(msgspec.Struct, frozen=True, kw_only=True):
-    """One change of belief: a version asserted, closed by a newer one, or retracted."""
+    """One change of belief: a version asserted, closed by a newer one, retracted, or
+    recorded by a decay pass as faded (under the recall threshold) or restored."""
 
-    kind: Literal["asserted", "superseded", "retracted"]
+    kind: Literal["asserted", "superseded", "retracted", "faded", "restored"]
     position: int
     recorded_at: datetime
     actor: str | None
@@ -37,7 +40,8 @@ class FactChange(msgspec.Struct, frozen=True, kw_only=True):
     valid_until: datetime | None
     """For a supersession or a retraction: the end it gave the version (None: withdrawn)."""
     detail: str
-    """The assertion's outcome, the superseding version's id, or the retraction's reason."""
+    """The assertion's outcome, the superseding version's id, the retraction's reason, or
+    for a fade why it crossed and at what rate (`decayed at 0.01/day to 0.068`)."""
 
 
 class Diff(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,6 +54,10 @@ class Diff(msgspec.Struct, frozen=True, kw_only=True):
     asserted: list[FactChange]
     superseded: list[FactChange]
     retracted: list[FactChange]
+    faded: list[FactChange] = []
+    """Versions decay passes recorded as gone under the recall threshold."""
+    restored: list[FactChange] = []
+    """Versions decay passes recorded as back above it."""
 
 
 def diff(log: Log, connection: Connection, since: datetime, until: datetime) -> Diff:
@@ -57,7 +65,7 @@ def diff(log: Log, connection: Connection, since: datetime, until: datetime) -> 
     first = log.position_at(since) + 1
     last = log.position_at(until)
     events = list(log.read(start=first, stop=last, tags=_TAGS)) if last >= first else []
-    versions = _versions(connection, [e.data.fact_id for e in events])
+    versions = _versions(connection, [fact for e in events for fact, _ in _named(e)])
     names = names_of(
         connection,
         {
@@ -67,7 +75,12 @@ def diff(log: Log, connection: Connection, since: datetime, until: datetime) -> 
             if isinstance(entity := v[k], UUID)
         },
     )
-    changes = [_change(e, versions, names) for e in events if e.data.fact_id in versions]
+    changes = [
+        _change(e, versions, names, fact, fade)
+        for e in events
+        for fact, fade in _named(e)
+        if fact in versions
+    ]
     return Diff(
         since=since,
         until=until,
@@ -76,7 +89,17 @@ def diff(log: Log, connection: Connection, since: datetime, until: datetime) -> 
         asserted=[c for c in changes if c.kind == "asserted"],
         superseded=[c for c in changes if c.kind == "superseded"],
         retracted=[c for c in changes if c.kind == "retracted"],
+        faded=[c for c in changes if c.kind == "faded"],
+        restored=[c for c in changes if c.kind == "restored"],
     )
+
+
+def _named(event: RecordedEvent) -> list[tuple[UUID, FactFade | None]]:
+    """The fact versions an event changes: one, or every version a decay pass names."""
+    data = event.data
+    if isinstance(data, FactsFaded):
+        return [(f.fact_id, f) for f in (*data.faded, *data.restored)]
+    return [(data.fact_id, None)]
 
 
 def _versions(connection: Connection, ids: list[UUID]) -> dict[UUID, dict[str, object]]:
@@ -98,15 +121,22 @@ def _change(
     event: RecordedEvent,
     versions: dict[UUID, dict[str, object]],
     names: dict[UUID, tuple[str, str]],
+    fact_id: UUID,
+    fade: FactFade | None,
 ) -> FactChange:
     data = event.data
-    version = versions[data.fact_id]
+    version = versions[fact_id]
     subject_id = version["subject_id"]
     object_id = version["object_id"]
     assert isinstance(subject_id, UUID)
     target = names[object_id][0] if isinstance(object_id, UUID) and object_id in names else None
     detail: str
-    if isinstance(data, FactAsserted):
+    until = version["valid_until"]
+    if fade is not None:
+        assert isinstance(data, FactsFaded)
+        kind = "faded" if fade in data.faded else "restored"
+        detail = f"{fade.reason} at {fade.rate:g}/day to {fade.confidence:.3f}"
+    elif isinstance(data, FactAsserted):
         kind, until, detail = "asserted", data.valid_until, data.outcome
     elif isinstance(data, FactSuperseded):
         kind, until, detail = "superseded", data.valid_until, f"by {data.superseded_by}"
@@ -120,7 +150,7 @@ def _change(
             "recorded_at": event.recorded_at,
             "actor": event.actor,
             "episode": event.episode,
-            "fact_id": data.fact_id,
+            "fact_id": fact_id,
             "subject": names.get(subject_id, (str(subject_id), ""))[0],
             "relation": version["relation"],
             "object": target if target is not None else version["value"],

@@ -9,6 +9,7 @@ from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.events.ports import Log
 from apexmem.readmodels import ReadModels
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
+from apexmem.replay.fading import with_fades
 from apexmem.service.arguments import uuid_of
 from apexmem.service.forgetting import ERASURES, erased_entity_streams, erasures_of
 
@@ -36,16 +37,17 @@ def history(
         found = log.find(f"fact:{uuid_of('fact', fact)}")
         if found is None:
             raise NotFoundError(f"fact: no fact {fact} in this memory")
-        return history_of(log, [found.stream_id])
+        return with_fades(log, [found.stream_id], history_of(log, [found.stream_id]))
     if slot is not None:
-        return history_of(log, [uuid_of("slot", slot)])
+        slot_id = uuid_of("slot", slot)
+        return with_fades(log, [slot_id], history_of(log, [slot_id]))
     assert entity is not None
     ready()
     with store.read() as connection:
         streams = entity_streams(connection, entity, entity_type=entity_type)
     if not streams:
         return _forgotten(log, entity, entity_type)
-    return history_of(log, streams)
+    return with_fades(log, streams, history_of(log, streams))
 
 
 def _forgotten(log: Log, entity: str, entity_type: str | None) -> list[HistoryEntry]:

@@ -68,6 +68,9 @@ def for_type(info: mi.Type) -> st.SearchStrategy[Any]:
         strategy = st.lists(for_type(info.item_type), max_size=4)
     elif isinstance(info, mi.UnionType):
         strategy = st.one_of([for_type(t) for t in info.types])
+    elif isinstance(info, mi.StructType):  # a record inside an event (a decay pass's fades)
+        fields = {f.name: for_type(f.type) for f in info.fields}
+        strategy = st.builds(info.cls, **fields)
     if strategy is None:
         raise NotImplementedError(f"no strategy for msgspec type {info!r}; add one here")
     return strategy

@@ -1,0 +1,42 @@
+"""The decay passes in an audit: a slot's history shows when its versions faded and came
+back, from the passes on the decay stream that name them."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from uuid import UUID
+
+import msgspec
+
+from apexmem.domain.fading import FADES_ID
+from apexmem.events.fading import FactsFaded
+from apexmem.events.ports import Log
+from apexmem.replay.audit import HistoryEntry, history_of
+
+__all__ = ["fades_of", "with_fades"]
+
+
+def fades_of(log: Log, slots: Collection[UUID]) -> list[HistoryEntry]:
+    """The decay passes that name a version of these slots, oldest first; each entry's
+    data keeps only those versions (its position and chain hash are the whole pass's)."""
+    wanted = set(slots)
+    found: list[HistoryEntry] = []
+    for entry in history_of(log, [FADES_ID]):
+        data = entry.data
+        if not isinstance(data, FactsFaded):  # an erased record
+            continue
+        faded = [f for f in data.faded if f.slot_id in wanted]
+        restored = [f for f in data.restored if f.slot_id in wanted]
+        if faded or restored:
+            narrowed = msgspec.structs.replace(data, faded=faded, restored=restored)
+            found.append(msgspec.structs.replace(entry, data=narrowed))
+    return found
+
+
+def with_fades(
+    log: Log, streams: Collection[UUID], entries: list[HistoryEntry]
+) -> list[HistoryEntry]:
+    """`entries` (the history of `streams`) with the decay passes naming their slots, in
+    position order."""
+    fades = fades_of(log, streams)
+    return sorted([*entries, *fades], key=lambda e: e.position) if fades else entries

@@ -22,8 +22,8 @@ from apexmem.erasure import ForgetIn
 from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.memory import Memory
 from apexmem.readmodels.rows import FactRow, Subgraph
-from apexmem.server.auth import BearerGuard
-from apexmem.server.tenants import Tenant, Tenants
+from apexmem.server.auth import BearerGuard, bearer_token
+from apexmem.server.tenants import Scope, Tenant, Tenants, allows
 from apexmem.service.forgetting import ForgetReport
 from apexmem.service.recalled import Recall, format_context
 from apexmem.service.results import MessageRef
@@ -272,6 +272,19 @@ def _call(tenant: Tenant, tool: Tool, arguments: dict[str, Any]) -> types.CallTo
     )
 
 
+def _refused(tenant: Tenant, tool: Tool, request: Any) -> str | None:
+    """Why the request's token may not call `tool` (over HTTP: read-only tools need a read
+    token, others a write token, `forget` the admin's), or None. Over stdio there is no
+    token: the local user may call every tool."""
+    if request is None:
+        return None
+    needed: Scope = "admin" if tool.destructive else "read" if tool.read_only else "write"
+    scope = tenant.scope_of(bearer_token(request.scope.get("headers", [])))
+    if allows(scope, needed):
+        return None
+    return f"error: this token's scope is {scope}; the tool {tool.name} needs {needed}"
+
+
 def build_server(tenant: Tenant) -> Server[Any]:
     """The MCP server over one memory (opened on the first tool call, closed by the caller)."""
 
@@ -288,6 +301,9 @@ def build_server(tenant: Tenant) -> Server[Any]:
             known = ", ".join(_BY_NAME)
             text = f"error: no tool named {params.name!r}; the tools are {known}"
             return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+        refused = _refused(tenant, tool, ctx.request)
+        if refused is not None:
+            return types.CallToolResult(content=[types.TextContent(text=refused)], is_error=True)
         arguments = dict(params.arguments or {})
         return await anyio.to_thread.run_sync(_call, tenant, tool, arguments)
 

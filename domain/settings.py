@@ -218,6 +218,11 @@ class ServerSettings(_Section, frozen=True, kw_only=True):
     """The bearer token every request must carry (`APEXMEM_TOKEN` overrides it); under
     `apexmem serve --tenants ROOT`, each tenant's own token: 16 to 512 visible ASCII
     characters (an `Authorization` header carries no others, and no spaces around it)."""
+    write_token: Annotated[str, msgspec.Meta(pattern=TOKEN_PATTERN)] | None = None
+    """A token that reads and writes but may not forget (`token` is the admin's: everything,
+    forget included); same form as `token`."""
+    read_token: Annotated[str, msgspec.Meta(pattern=TOKEN_PATTERN)] | None = None
+    """A token that only reads (a write or a forget with it is refused, 403); same form."""
 
 
 class Settings(_Section, frozen=True, kw_only=True):

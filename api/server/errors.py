@@ -95,6 +95,7 @@ def _apexmem(request: Request[Any, Any, Any], error: Exception) -> Response[byte
 _HTTP_KINDS: Final = {
     400: ("malformed", "Malformed request"),
     401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
     404: ("not-found", "Not found"),
     405: ("method-not-allowed", "Method not allowed"),
     413: ("too-large", "Request body too large"),

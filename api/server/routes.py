@@ -8,7 +8,7 @@ from uuid import UUID
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
-from litestar.exceptions import NotAuthorizedException
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
 from apexmem import calls, erasure
@@ -20,7 +20,7 @@ from apexmem.replay.verify import VerifyReport
 from apexmem.server.auth import bearer_token
 from apexmem.server.body import StrictBody
 from apexmem.server.errors import PROBLEM_RESPONSES
-from apexmem.server.tenants import Tenant, Tenants
+from apexmem.server.tenants import ADMIN, READ, WRITE, Tenant, Tenants, allows
 from apexmem.service.forgetting import ForgetReport
 from apexmem.service.recalled import Recall
 from apexmem.service.results import AliasRef, MemoryStats, MessageRef, RetractRef
@@ -77,12 +77,15 @@ Moment = Annotated[
 ]
 Query = Request[Any, Any, Any]
 _WRITE: Final[dict[str, Any]] = {
+    "opt": {"scope": WRITE},
     "return_dto": None,
     "status_code": 200,
     "sync_to_thread": True,
     "responses": PROBLEM_RESPONSES,
     "tags": ["write"],
 }
+_ADMIN: Final[dict[str, Any]] = {**_WRITE, "opt": {"scope": ADMIN}}
+"""A write only the admin's token may make (forget)."""
 _READ: Final[dict[str, Any]] = {
     "sync_to_thread": True,
     "responses": PROBLEM_RESPONSES,
@@ -99,8 +102,16 @@ def _tenant(request: Request[Any, Any, Any]) -> Tenant:
     """
     tenants: Tenants = request.app.state.tenants
     found = tenants.get(request.path_params.get("tenant", ""))
-    if found is None or not found.accepts(bearer_token(request.scope["headers"])):
+    token = bearer_token(request.scope["headers"])
+    if found is None or not found.accepts(token):
         raise NotAuthorizedException("the bearer token does not open this memory")
+    needed = request.route_handler.opt.get("scope", READ)
+    scope = found.scope_of(token)
+    if not allows(scope, needed):
+        raise PermissionDeniedException(
+            f"this token's scope is {scope}; this operation needs {needed} "
+            "([server] token: admin, write_token: write, read_token: read)"
+        )
     _one_ascii_key(request.scope["headers"])
     return found
 
@@ -188,7 +199,7 @@ class MemoryApi(Controller):
         with tenant_memory.memory() as memory:
             return calls.retract(memory, data, key=idempotency_key)
 
-    @post("/forget", dto=StrictBody[ForgetIn], operation_id="forget", **_WRITE)
+    @post("/forget", dto=StrictBody[ForgetIn], operation_id="forget", **_ADMIN)
     def forget(self, data: JSONBody[ForgetIn], tenant_memory: TenantMemory) -> ForgetReport:
         """Erase an entity or a conversation from every view and file; the chain still
         verifies and the erasure is an event (docs/explanation/erasure.md)."""

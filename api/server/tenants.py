@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from apexmem.config import SETTINGS_FILE, load_settings
 from apexmem.events.errors import ApexmemError, ValidationError
@@ -23,7 +23,32 @@ from apexmem.location import Location, locate
 from apexmem.memory import Memory
 from apexmem.service.logs import get_logger
 
-__all__ = ["TENANT_NAME", "Tenant", "Tenants", "check_tenant_name", "tenant_schema"]
+__all__ = [
+    "ADMIN",
+    "READ",
+    "SCOPES",
+    "TENANT_NAME",
+    "WRITE",
+    "Scope",
+    "Tenant",
+    "Tenants",
+    "allows",
+    "check_tenant_name",
+    "tenant_schema",
+]
+
+Scope = Literal["admin", "write", "read"]
+ADMIN: Final[Scope] = "admin"
+WRITE: Final[Scope] = "write"
+READ: Final[Scope] = "read"
+SCOPES: Final[tuple[Scope, ...]] = ("read", "write", "admin")
+"""Least to most: each scope may do what the ones before it may."""
+
+
+def allows(scope: Scope | None, needed: Scope) -> bool:
+    """Whether a token of `scope` may do what needs `needed`."""
+    return scope is not None and SCOPES.index(scope) >= SCOPES.index(needed)
+
 
 TENANT_NAME: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 """A tenant name: lowercase letters, digits, `_` and `-`, starting with a letter or digit."""
@@ -58,21 +83,47 @@ def check_tenant_name(name: str) -> str:
 
 
 class Tenant:
-    """One memory, its token and the lock that serializes calls to it."""
+    """One memory, its tokens and the lock that serializes calls to it.
 
-    def __init__(self, name: str, location: Location, token: str | None, opener: Opener) -> None:
+    `token` may do everything (the admin's); `write_token` reads and writes but may not
+    forget; `read_token` only reads (`[server]` write_token, read_token).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        location: Location,
+        token: str | None,
+        opener: Opener,
+        *,
+        write_token: str | None = None,
+        read_token: str | None = None,
+    ) -> None:
         self.name = name
         self.location = location
         self.token = token
+        self._scoped: list[tuple[Scope, str | None]] = [
+            ("admin", token), ("write", write_token), ("read", read_token)
+        ]  # fmt: skip
         self._opener = opener
         self._memory: Memory | None = None
         self._lock = threading.Lock()
 
     def accepts(self, token: str | None) -> bool:
-        """Whether `token` is this tenant's (compared in constant time)."""
-        if self.token is None or token is None:
-            return False
-        return hmac.compare_digest(self.token.encode(), token.encode())
+        """Whether `token` is one of this tenant's (compared in constant time)."""
+        return self.scope_of(token) is not None
+
+    def scope_of(self, token: str | None) -> Scope | None:
+        """What `token` may do here: admin, write or read (None: not this tenant's). Every
+        token is compared, in constant time, whichever matches."""
+        if token is None:
+            return None
+        matched = [
+            scope
+            for scope, known in self._scoped
+            if known is not None and hmac.compare_digest(known.encode(), token.encode())
+        ]
+        return matched[0] if matched else None
 
     @contextmanager
     def memory(self) -> Iterator[Memory]:
@@ -119,7 +170,10 @@ class Tenants:
         self._lock = threading.Lock()
         self._tenants: dict[str, Tenant] = {}
         if single is not None:
-            self._tenants[""] = Tenant("", single, token, opener)
+            write, read = _scoped_tokens(single.directory)
+            self._tenants[""] = Tenant(
+                "", single, token, opener, write_token=write, read_token=read
+            )
 
     @property
     def multi(self) -> bool:
@@ -142,7 +196,8 @@ class Tenants:
             ):
                 return None
             try:
-                token = load_settings(directory).server.token
+                server = load_settings(directory).server
+                token = server.token
             except (ApexmemError, OSError) as e:
                 # Unreachable until fixed, and said only in the server's log: the error
                 # names the file and may quote the value (a token too short, say).
@@ -151,7 +206,10 @@ class Tenants:
                     field=getattr(e, "field", None), rule=getattr(e, "rule", None),
                 )  # fmt: skip
                 return None
-            tenant = Tenant(name, self._location(name, directory), token, self._opener)
+            tenant = Tenant(
+                name, self._location(name, directory), token, self._opener,
+                write_token=server.write_token, read_token=server.read_token,
+            )  # fmt: skip
             self._tenants[name] = tenant
             return tenant
 
@@ -176,3 +234,13 @@ class Tenants:
             tenants = list(self._tenants.values())
         for tenant in tenants:
             tenant.close()
+
+
+def _scoped_tokens(directory: Path) -> tuple[str | None, str | None]:
+    """The write and read tokens in a memory's settings (none when it has no settings
+    file yet, or one that does not load: opening the memory says why)."""
+    try:
+        server = load_settings(directory).server
+    except (ApexmemError, OSError):
+        return None, None
+    return server.write_token, server.read_token

@@ -17,12 +17,19 @@ from apexmem.cli.forget import forget
 from apexmem.cli.graph import communities, decay_rate, episodes
 from apexmem.cli.merges import link_notes, merges
 from apexmem.cli.migrating import migrate
+from apexmem.cli.one_fact import assert_command, retract
 from apexmem.cli.params import COUNT, POSITION
 from apexmem.cli.projection import project, rebuild, stats
 from apexmem.cli.query import entities, facts, traverse
 from apexmem.cli.recall import recall
 from apexmem.cli.serving import mcp_command, serve
-from apexmem.cli.state import State, accept_global_options, no_entity, usable_directory
+from apexmem.cli.state import (
+    NoMemory,
+    State,
+    accept_global_options,
+    no_entity,
+    usable_directory,
+)
 from apexmem.cli.timeline import timeline
 from apexmem.cli.timetravel import diff, replay
 from apexmem.cli.usage import decay_usage
@@ -166,7 +173,12 @@ def log_command(state: State, start: int, limit: int, tags: tuple[str, ...]) -> 
 
 
 @cli.command()
-@click.option("--fact", "fact", metavar="ID", help="A fact id: every event of its slot.")
+@click.option(
+    "--fact",
+    "fact",
+    metavar="ID",
+    help="A fact id (or its short form, f91955cd:3): its slot's events.",
+)
 @click.option(
     "--entity", "entity", metavar="NAME", help="An entity name: its events, names and slots."
 )
@@ -177,7 +189,12 @@ def log_command(state: State, start: int, limit: int, tags: tuple[str, ...]) -> 
     metavar="TYPE",
     help="Entity type for --entity: person, organization, ... (default: any type).",
 )
-@click.option("--slot", "slot", metavar="ID", help="A slot id: every version of one fact.")
+@click.option(
+    "--slot",
+    "slot",
+    metavar="ID",
+    help="A slot id (or a unique prefix): every version of one fact.",
+)
 @click.pass_obj
 def history(
     state: State, fact: str | None, entity: str | None, entity_type: str | None, slot: str | None
@@ -189,9 +206,12 @@ def history(
 
     Example: apexmem history --entity Alice  (or --fact with an id from `apexmem facts Alice`)
     """
+    from apexmem.cli.ids import resolve_fact, resolve_slot
     from apexmem.cli.render import console, emit_json, history_table
 
     with state.open() as memory:
+        fact = fact and str(resolve_fact(memory, fact, "--fact", one_slot=True))
+        slot = slot and str(resolve_slot(memory, slot, "--slot"))
         try:
             entries = memory.history(fact=fact, entity=entity, entity_type=entity_type, slot=slot)
         except NotFoundError:
@@ -368,6 +388,7 @@ def _toml_section(name: str, values: dict[str, Any]) -> list[str]:
 
 
 for _command in (
+    assert_command,
     backfill,
     communities,
     decay_rate,
@@ -387,6 +408,7 @@ for _command in (
     rebuild,
     recall,
     replay,
+    retract,
     serve,
     stats,
     timeline,
@@ -398,12 +420,13 @@ for _command in cli.commands.values():
 
 
 def main() -> None:
-    """Entry point: run the CLI, turning apexmem's errors into a message and exit status 2."""
+    """Entry point: run the CLI, turning apexmem's errors into a message and an exit status:
+    1 when a name or id names nothing, 2 for bad input (docs/reference/cli.md lists them)."""
     try:
         cli(standalone_mode=True)
     except ApexmemError as e:
         click.echo(f"error: {e}", err=True)
-        sys.exit(2)
+        sys.exit(1 if isinstance(e, NotFoundError) and not isinstance(e, NoMemory) else 2)
     except OSError as e:  # a settings or index file the disk had no room for
         if not is_full(e):
             raise

@@ -25,6 +25,28 @@ SETTINGS_PATH: Final = Path("docs/reference/settings.md")
 REGENERATE: Final = "python -m apexmem.cli.reference"
 _HEADER: Final = f"<!-- Generated from the code; do not edit. Run: {REGENERATE} -->"
 
+_OUTPUT: Final = [
+    "Ids: a fact's id is printed short, as `f91955cd:3` (its slot's first 8 hex digits and",
+    "the version), and every option or argument that takes an id takes that form too, or any",
+    "unique prefix of the whole id; an ambiguous one is refused with the ids it could mean.",
+    "",
+    "Output: on a terminal, tables fit its width; piped or redirected, rows are never folded",
+    "(one row a line, whole words), and `--json` gives JSON for programs.",
+    "",
+    "Exit status, the same for every command:",
+    "",
+    "| status | meaning |",
+    "|---|---|",
+    "| 0 | done |",
+    "| 1 | found nothing or not holding: a name or id that names nothing, `verify` finding a "
+    "break, `ingest` with lines that failed |",
+    "| 2 | bad input, nothing written: an option's value (the error names the option or field, "
+    "the value and the rule), a usage error, no memory where `--db` points, a read-only or "
+    "full disk |",
+    "",
+]
+"""What holds for every command: short ids, piped output, exit statuses."""
+
 
 def render_cli() -> str:
     """Markdown for every command of `apexmem`: usage, help, options."""
@@ -36,6 +58,7 @@ def render_cli() -> str:
         "the memory, `--json` prints JSON for programs. Times are ISO 8601 with a zone, or",
         "`YYYY-MM-DD HH:MM:SS` read as UTC. Every command also has `--help`.",
         "",
+        *_OUTPUT,
     ]
     context = click.Context(cli, info_name="apexmem")
     for name in sorted(cli.commands):

@@ -5,12 +5,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from datetime import datetime, time
-from typing import Any
+from typing import Any, Final, TextIO
 
 import msgspec
 from rich.console import Console
 from rich.table import Table
 
+from apexmem.cli.ids import short_fact
 from apexmem.events.entity import AliasClaimed, EntityObserved
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.episode import MessageRecorded
@@ -42,10 +43,28 @@ __all__ = [
     "summarize",
 ]
 
+PIPED_WIDTH: Final = 100_000
+"""The width tables are laid out in when the output is not a terminal: wide enough that no
+cell is folded, so a pipe or a file gets whole words, one row a line."""
+
+
+def _width(stream: TextIO) -> int | None:
+    """None on a terminal (rich asks it for its width); else `PIPED_WIDTH`, $COLUMNS too
+    set or not: rich would fold every table at 80 columns (or $COLUMNS), mid-word."""
+    return None if _is_terminal(stream) else PIPED_WIDTH
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
+
+
 # Names, messages and queries are the user's text: no rich markup, no :emoji: codes, so a
 # `[/]` or `[bold]` in them prints as stored instead of styling the output or failing.
-console = Console(highlight=False, markup=False, emoji=False)
-errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
+console = Console(highlight=False, markup=False, emoji=False, width=_width(sys.stdout))
+errors = Console(stderr=True, highlight=False, markup=False, emoji=False, width=_width(sys.stderr))
 
 
 def emit_json(value: Any) -> None:
@@ -77,23 +96,24 @@ def summarize(data: Any) -> str:  # noqa: PLR0911 - one branch per event kind re
     if isinstance(data, FactAsserted):
         until = _day(data.valid_until) if data.valid_until else "open"
         return (
-            f"{short(data.fact_id)} {data.fact!r} valid {_day(data.valid_from)} -> {until}, "
+            f"{short_fact(data.fact_id)} {data.fact!r} valid {_day(data.valid_from)} -> {until}, "
             f"confidence {data.confidence:.2f}, {data.outcome}"
         )
     if isinstance(data, FactReinforced):
         since = f" as holding from {_day(data.valid_from)}" if data.valid_from else ""
         told = f" as {data.fact!r}" if data.fact is not None else ""
         return (
-            f"{short(data.fact_id)} observed again{told}{since}, confidence {data.confidence:.2f}"
+            f"{short_fact(data.fact_id)} observed again{told}{since}, "
+            f"confidence {data.confidence:.2f}"
         )
     if isinstance(data, FactSuperseded):
         return (
-            f"{short(data.fact_id)} closed at {_day(data.valid_until)} "
-            f"by {short(data.superseded_by)}"
+            f"{short_fact(data.fact_id)} closed at {_day(data.valid_until)} "
+            f"by {short_fact(data.superseded_by)}"
         )
     if isinstance(data, FactRetracted):
         end = f"ended at {_day(data.valid_until)}" if data.valid_until else "withdrawn"
-        return f"{short(data.fact_id)} {end}: {data.reason}"
+        return f"{short_fact(data.fact_id)} {end}: {data.reason}"
     if isinstance(data, EntityObserved):
         return f"{data.name} ({data.entity_type})" + (f": {data.summary}" if data.summary else "")
     if isinstance(data, AliasClaimed):
@@ -169,7 +189,7 @@ def fact_rows_table(rows: Sequence[FactRow], title: str) -> Table:
     for column in columns:
         table.add_column(column, overflow="fold")
     table.add_column("recorded_at", overflow="fold")
-    table.add_column("fact", no_wrap=True)
+    table.add_column("fact", no_wrap=True)  # a short id every command takes back
     for r in rows:
         table.add_row(
             r.subject,
@@ -180,7 +200,7 @@ def fact_rows_table(rows: Sequence[FactRow], title: str) -> Table:
             _day(r.valid_from),
             _day(r.valid_until) if r.valid_until else "",
             moment(r.recorded_at),
-            short(r.fact_id),
+            short_fact(r.fact_id),
         )
     return table
 
@@ -248,7 +268,7 @@ def diff_table(changes: Diff) -> Table:
     )
     for c in every:
         target = "" if c.object is None else f" {c.object}"
-        detail = f"by {short(c.detail[3:])}" if c.kind == "superseded" else c.detail
+        detail = f"by {short_fact(c.detail[3:])}" if c.kind == "superseded" else c.detail
         until_ = _day(c.valid_until) if c.valid_until else "open"
         table.add_row(
             str(c.position),

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from apexmem.memory import Memory
 
 __all__ = [
+    "NoMemory",
     "State",
     "accept_global_options",
     "existing_memory",
@@ -25,6 +26,11 @@ __all__ = [
     "pass_state",
     "usable_directory",
 ]
+
+
+class NoMemory(NotFoundError):
+    """No memory where --db points: the place is wrong (exit status 2), not a lookup that
+    found nothing (exit status 1)."""
 
 
 class State:
@@ -151,7 +157,7 @@ def existing_memory(location: Location) -> Location:
         raise ValidationError("--db", str(directory), "is a file, not a directory")
     if not holds_memory(location):
         where = "no log there" if location.on_postgres else f"no {EVENTS_FILE} there"
-        raise NotFoundError(
+        raise NoMemory(
             f"no memory in {location} ({where}); check --db and "
             f"APEXMEM_HOME, or create one with `apexmem --db {location.url or directory} init`"
         )

@@ -26,6 +26,7 @@ from apexmem.events.policy import (
     RetrievalCountsDecayed,
 )
 from apexmem.events.similarity import EntityMatched, FactContradicted, NotesLinked
+from apexmem.events.tenancy import TenantDeleted
 
 __all__ = ["EVENT_CLASSES", "STREAM_KINDS", "AnyEvent", "tag_of"]
 
@@ -55,6 +56,7 @@ AnyEvent = (
     | FactContradicted
     | NotesLinked
     | RecordsErased
+    | TenantDeleted
 )
 """Every event class of catalogue v1."""
 
@@ -76,6 +78,7 @@ STREAM_KINDS: Final[dict[str, tuple[type[Event], ...]]] = {
     "community": (CommunitySummarized, CommunityDissolved, CommunityMemberAssigned),
     "note linking": (NotesLinked,),
     "erasure": (RecordsErased,),
+    "server": (TenantDeleted,),
 }
 """Which events each kind of stream holds, in catalogue order."""
 

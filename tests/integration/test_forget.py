@@ -18,6 +18,7 @@ import msgspec
 import pytest
 
 from apexmem import Memory
+from apexmem.cli.export import export_lines
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.events.erasure import Erased, RecordsErased
 from apexmem.events.errors import ValidationError
@@ -119,8 +120,10 @@ def test_after_forgetting_no_view_shows_the_entity(filled: Memory) -> None:
     assert filled.entities(limit=1000) and "Bob Stone works at Acme Corp" in acme
     changed = msgspec.json.encode(filled.diff("2000-01-01T00:00:00Z", "2100-01-01T00:00:00Z"))
     logged = msgspec.json.encode([*filled.events(), filled.snapshot()])
+    exported = b"".join(export_lines(filled.events()))
     assert b"Bob Stone works at Acme Corp" in changed and b"Priya" not in changed
     assert b"Priya" not in logged
+    assert b"Bob Stone works at Acme Corp" in exported and b"Priya" not in exported
     history = filled.history(entity="Priya Shah", entity_type="person")
     assert any(isinstance(e.data, Erased) for e in history)
     assert isinstance(history[-1].data, RecordsErased)

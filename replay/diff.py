@@ -135,7 +135,7 @@ def _change(
     if fade is not None:
         assert isinstance(data, FactsFaded)
         kind = "faded" if fade in data.faded else "restored"
-        detail = f"{fade.reason} at {fade.rate:g}/day to {fade.confidence:.3f}"
+        detail = f"{fade.reason} at {fade.rate:g}/day to {fade.confidence:.3g}"
     elif isinstance(data, FactAsserted):
         kind, until, detail = "asserted", data.valid_until, data.outcome
     elif isinstance(data, FactSuperseded):

@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 import click
 
 from apexmem.cli.backfill import backfill
+from apexmem.cli.decay import decay
 from apexmem.cli.evict import evict
 from apexmem.cli.export import export
 from apexmem.cli.forget import forget
@@ -392,6 +393,7 @@ for _command in (
     backfill,
     communities,
     decay_rate,
+    decay,
     decay_usage,
     diff,
     entities,

@@ -17,6 +17,7 @@ from apexmem.events.envelope import RecordedEvent
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.erasure import Erased, RecordsErased
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
+from apexmem.events.fading import FactsFaded
 from apexmem.readmodels.rows import EntityRow, FactRow, Reached
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.diff import Diff
@@ -122,12 +123,26 @@ def summarize(data: Any) -> str:  # noqa: PLR0911 - one branch per event kind re
         return f"{data.speaker}: {data.text[:60]}"
     if isinstance(data, Erased):
         return "(erased)"
+    if isinstance(data, FactsFaded):
+        return _fades(data)
     if isinstance(data, RecordsErased):
         where = ", ".join(map(str, data.positions[:8])) + (
             ", ..." if len(data.positions) > 8 else ""
         )
         return f"erased {data.scope} {short(data.target)} at {where}: {data.reason}"
     return describe(data)
+
+
+def _fades(data: FactsFaded) -> str:
+    """A decay pass: which versions went under the threshold or came back, and why."""
+    said = [
+        f"{short_fact(f.fact_id)} {word} ({f.reason}, {f.rate:g}/day, confidence "
+        f"{f.confidence:.3g}, last observed {_day(f.observed_at)})"
+        for word, fades in (("faded", data.faded), ("restored", data.restored))
+        for f in fades
+    ]
+    shown = "; ".join(said[:4]) + (f"; and {len(said) - 4} more" if len(said) > 4 else "")
+    return f"at {_day(data.at)} under {data.threshold:g}: {shown}"
 
 
 def _day(value: datetime) -> str:
@@ -264,7 +279,14 @@ def diff_table(changes: Diff) -> Table:
     for column in ("pos", "recorded_at", "change", "fact", "valid", "detail"):
         table.add_column(column, overflow="fold")
     every = sorted(
-        (*changes.asserted, *changes.superseded, *changes.retracted), key=lambda c: c.position
+        (
+            *changes.asserted,
+            *changes.superseded,
+            *changes.retracted,
+            *changes.faded,
+            *changes.restored,
+        ),
+        key=lambda c: c.position,
     )
     for c in every:
         target = "" if c.object is None else f" {c.object}"

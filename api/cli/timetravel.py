@@ -62,7 +62,8 @@ def replay(state: State, until: int | datetime, into: Path) -> None:
 @click.argument("until", callback=to_time)
 @pass_state
 def diff(state: State, since: datetime, until: datetime) -> None:
-    """Facts asserted, superseded and retracted after SINCE and up to UNTIL (recorded times).
+    """Facts asserted, superseded, retracted, faded and restored after SINCE and up to UNTIL
+    (recorded times); fades are those `apexmem decay` passes recorded.
 
     Example: apexmem diff 2025-01-01T00:00:00Z 2025-06-01T00:00:00Z
     """
@@ -76,5 +77,6 @@ def diff(state: State, since: datetime, until: datetime) -> None:
     console.print(diff_table(changes))
     console.print(
         f"{len(changes.asserted)} asserted, {len(changes.superseded)} superseded, "
-        f"{len(changes.retracted)} retracted",
+        f"{len(changes.retracted)} retracted, {len(changes.faded)} faded, "
+        f"{len(changes.restored)} restored",
     )

@@ -47,9 +47,10 @@ from apexmem.service import audit
 from apexmem.service.arguments import REQUIRED, fact_commands, given, in_batch
 from apexmem.service.backfill import BackfillReport
 from apexmem.service.conversation import AddedMessages
+from apexmem.service.erasure_cleanup import clean_up
 from apexmem.service.eviction import EvictionReport
 from apexmem.service.fading import FadePass, Fades
-from apexmem.service.forgetting import ForgetReport, Forgetting, clean_up
+from apexmem.service.forgetting import ForgetReport, Forgetting
 from apexmem.service.linking import Linking
 from apexmem.service.logs import get_logger
 from apexmem.service.merging import MergeRow, merges_in

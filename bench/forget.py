@@ -21,7 +21,13 @@ from typing import Any
 
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
-from apexmem.service import forgetting
+from apexmem.service import erasure_cleanup
+
+
+def _other(i: int, people: int) -> int:
+    """Fact `i`'s object: someone other than its subject (`i % people`)."""
+    other = (i * 7 + 1) % people
+    return (other + 1) % people if other == i % people else other
 
 
 def build(directory: Path, facts: int) -> Memory:
@@ -33,7 +39,7 @@ def build(directory: Path, facts: int) -> Memory:
             "subject": f"Person {i % people:05d}",
             "subject_type": "person",
             "relation": "knows",
-            "object": f"Person {(i * 7 + 1) % people:05d}",
+            "object": f"Person {_other(i, people):05d}",
             "object_type": "person",
             "fact": f"Person {i % people:05d} knows someone ({i})",
         }
@@ -59,7 +65,7 @@ def timed_forget(memory: Memory, name: str) -> dict[str, Any]:
         memory.projections.rebuild()
         steps["rebuild_s"] = time.perf_counter() - started
         started = time.perf_counter()
-        forgetting.scrub(memory.log, memory.projections)
+        erasure_cleanup.scrub(memory.log, memory.projections)
         steps["scrub_s"] = time.perf_counter() - started
 
     memory._forgetting._clean_up = clean_up_timed  # timing the clean-up step by step

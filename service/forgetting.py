@@ -3,9 +3,8 @@
 One operation of the write path (`service.pipeline`): under the log's write lock it reads
 the whole log to decide the scope (`service.erasure_scope`), blanks those records in place
 and appends a `records-erased.v1` that vouches for each blanked position's chain hash, in
-one transaction. After the commit the read models are rebuilt from the log (so they are
-the old ones minus the erased), the embedding cache loses what only erased texts used, and
-every SQLite file is vacuumed and its WAL emptied, so the erased bytes are nowhere on disk.
+one transaction. After the commit the clean-up (`service.erasure_cleanup`) rebuilds the
+read models and scrubs every file, so the erased bytes are nowhere on disk.
 
 The read models keep the version of the erasure stream whose clean-up finished last: a
 memory opened with a later erasure in its log finishes that clean-up first, so a process
@@ -17,24 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import Path
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 from uuid import UUID, uuid5
 
 import msgspec
-from sqlalchemy import (
-    BigInteger,
-    Column,
-    Integer,
-    MetaData,
-    Table,
-    delete,
-    insert,
-    inspect,
-    select,
-    text,
-)
-from sqlalchemy.engine import Engine
 
 from apexmem.domain.identities import alias_id, entity_id, episode_id
 from apexmem.domain.names import normalize
@@ -43,11 +28,10 @@ from apexmem.events.base import MAX_REF_BYTES
 from apexmem.events.entity import AliasClaimed, EntityMerged
 from apexmem.events.envelope import AppendResult, NewEvent
 from apexmem.events.erasure import Erased, RecordsErased
-from apexmem.events.errors import ApexmemError, ValidationError
+from apexmem.events.errors import ValidationError
 from apexmem.events.ports import LockedLog, Log
 from apexmem.readmodels import ReadModels
-from apexmem.readmodels.vectors import vector_cache, vector_items
-from apexmem.replay.projections import Projections
+from apexmem.service.erasure_cleanup import cleaned, note_cleaned
 from apexmem.service.erasure_scope import Scope, entity_scope, episode_scope
 from apexmem.service.logs import get_logger
 from apexmem.service.pipeline import Append, Pipeline
@@ -57,10 +41,8 @@ __all__ = [
     "ForgetReport",
     "Forgetting",
     "Target",
-    "clean_up",
     "erased_entity_streams",
     "erasures_of",
-    "scrub",
 ]
 
 ERASURES: Final = uuid5(UUID("6f1c2a4e-8f0b-5d3e-9a71-2b5c4d6e8f90"), "erasures")
@@ -156,12 +138,12 @@ class Forgetting:
         done = self._log.read_stream(ERASURES)
         self._clean_up()
         if done:
-            _note_cleaned(self._store, done[-1].version)
+            note_cleaned(self._store, done[-1].version)
 
     def pending(self) -> bool:
         """Whether an erasure in the log has not been cleaned up after (its read models
         rebuilt and its files scrubbed): the read models keep the last one that was."""
-        return bool(self._log.read_stream(ERASURES, after_version=_cleaned(self._store)))
+        return bool(self._log.read_stream(ERASURES, after_version=cleaned(self._store)))
 
     def _entity(self, name: str, entity_type: str | None) -> Target:
         if not isinstance(name, str) or not normalize(name):
@@ -306,99 +288,6 @@ def erasures_of(log: Log, targets: set[UUID]) -> list[int]:
         for e in log.read_stream(ERASURES)
         if isinstance(e.data, RecordsErased) and e.data.target in targets
     ]
-
-
-_state = MetaData()
-_cleaned_table = Table(
-    "erasures_cleaned",
-    _state,
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("version", BigInteger, nullable=False),
-)
-"""The version of the erasure stream whose clean-up finished last (one row)."""
-
-
-def _cleaned(store: ReadModels) -> int:
-    with store.read() as connection:
-        if not inspect(connection).has_table(_cleaned_table.name):
-            return 0
-        found = connection.execute(select(_cleaned_table.c.version)).scalar()
-    return int(found or 0)
-
-
-def _note_cleaned(store: ReadModels, version: int) -> None:
-    with store.write() as connection:
-        _state.create_all(connection)
-        connection.execute(delete(_cleaned_table))
-        connection.execute(insert(_cleaned_table).values(id=1, version=version))
-
-
-def clean_up(log: Log, projections: Projections) -> None:
-    """After an erasure: rebuild the read models from the log, save a new FAISS index file,
-    drop cached vectors no remaining text uses and damaged read-model copies set aside,
-    then vacuum every SQLite file and empty its WAL (a copy of the old bytes otherwise)."""
-    projections.rebuild()
-    scrub(log, projections)
-
-
-def scrub(log: Log, projections: Projections) -> None:
-    """The clean-up after the rebuild: a new FAISS index file, the cache pruned, copies
-    set aside deleted, every file vacuumed and its WAL emptied (see `clean_up`)."""
-    if projections.index is not None:
-        projections.index.save()
-    store = projections.store
-    if projections.vectors is not None:
-        with store.write() as connection:
-            # One model at a time, NOT IN a plain subquery: SQLite indexes it once. A
-            # correlated NOT EXISTS, or NOT IN over (model, text_key) pairs, scanned
-            # vector_items for every cached vector (15 s and 8 s at 30,000 facts).
-            models = connection.execute(select(vector_cache.c.model).distinct()).scalars()
-            for model in list(models):
-                used = select(vector_items.c.text_key).where(vector_items.c.model == model)
-                connection.execute(
-                    delete(vector_cache).where(
-                        (vector_cache.c.model == model) & vector_cache.c.text_key.not_in(used)
-                    )
-                )
-    path = getattr(store, "path", None)
-    schema = getattr(store, "schema", None)
-    if schema is not None:
-        _vacuum_full(store.engine, schema)
-    elif isinstance(path, Path):
-        for aside in path.parent.glob(f"{path.name}.damaged-*"):
-            aside.unlink(missing_ok=True)
-        _vacuum(store.engine.raw_connection(), path)
-    scrub = getattr(log, "scrub", None)
-    if scrub is not None:
-        scrub()
-
-
-def _vacuum_full(engine: Engine, schema: str) -> None:
-    """Rewrite every read-model table of a PostgreSQL schema (VACUUM FULL: no dead row
-    version keeps erased bytes in their files); the log's tables are scrubbed by the log."""
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        tables = connection.execute(
-            text("SELECT tablename FROM pg_tables WHERE schemaname = :schema"),
-            {"schema": schema},
-        ).scalars()
-        for table in [t for t in tables if not t.startswith("log_")]:
-            connection.exec_driver_sql(f'VACUUM FULL "{schema}"."{table}"')
-
-
-def _vacuum(connection: Any, path: Path) -> None:
-    """VACUUM a read-model file and leave its WAL empty."""
-    try:
-        cursor = connection.cursor()
-        for statement in ("PRAGMA wal_checkpoint(TRUNCATE)", "VACUUM"):
-            cursor.execute(statement)
-        cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        if cursor.fetchone()[0]:
-            raise ApexmemError(
-                f"the WAL of {path} could not be emptied: another connection is reading it; "
-                "open the memory again once it is done (the erasure then finishes)"
-            )
-    finally:
-        connection.close()
 
 
 def _reason(reason: object) -> str:

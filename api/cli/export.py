@@ -54,6 +54,8 @@ class _Fact(msgspec.Struct, kw_only=True):
     asserted: FactAsserted
     valid_until: datetime | None
     new_id: UUID
+    sentence: str
+    """The sentence it reads as now: a reinforcement told in other words changes it."""
 
 
 class _Exporter:
@@ -66,6 +68,8 @@ class _Exporter:
         self.facts: dict[UUID, _Fact] = {}
         self.kept: dict[UUID, int] = {}
         self.moving: RecordedEvent | None = None  # the merge whose moves follow
+        self.previous: RecordedEvent | None = None  # the last fact-slot event read
+        self.continued: tuple[UUID, int, UUID] | None = None  # slot, position, fact
 
     def lines(self, event: RecordedEvent) -> list[dict[str, Any]]:
         data = event.data
@@ -117,10 +121,33 @@ class _Exporter:
         self.moving = None
         return False
 
+    def _continues(self, event: RecordedEvent, data: FactAsserted) -> bool:
+        """Whether `data` is the continuation a late version split off the version it
+        superseded (`domain.timeline`): the old object again from its restart on, appended
+        right after the late version by the same assertion, which brings it back."""
+        previous, self.previous = self.previous, event
+        if previous is None or data.supersedes is not None:
+            return False
+        late = previous.data
+        if not (
+            isinstance(late, FactAsserted)
+            and late.supersedes is not None
+            and (previous.stream_id, previous.position + 1) == (event.stream_id, event.position)
+            and data.valid_from > late.valid_from
+        ):
+            return False
+        old = self.facts.get(late.supersedes)
+        return old is not None and (old.asserted.object_id, old.asserted.value) == (
+            data.object_id,
+            data.value,
+        )
+
     def _remember(self, event: RecordedEvent, data: FactAsserted) -> None:
         version = self._keep(event.stream_id)
         new_id = located_id(event.stream_id, version) if version <= MAX_VERSION else data.fact_id
-        self.facts[data.fact_id] = _Fact(asserted=data, valid_until=data.valid_until, new_id=new_id)
+        self.facts[data.fact_id] = _Fact(
+            asserted=data, valid_until=data.valid_until, new_id=new_id, sentence=data.fact
+        )
 
     def entity(self, event: RecordedEvent) -> list[dict[str, Any]]:
         data: EntityObserved = event.data
@@ -148,6 +175,9 @@ class _Exporter:
     def asserted(self, event: RecordedEvent) -> list[dict[str, Any]]:
         data: FactAsserted = event.data
         self._remember(event, data)
+        if self._continues(event, data):
+            self.continued = (event.stream_id, event.position, data.fact_id)
+            return []
         line = self._fact_line(data, data.valid_from, data.valid_until)
         if line is None:
             return []
@@ -158,11 +188,16 @@ class _Exporter:
         data: FactReinforced = event.data
         self._keep(event.stream_id)
         known = self.facts.get(data.fact_id)
+        if self.continued == (event.stream_id, event.position - 1, data.fact_id):
+            self.continued = (event.stream_id, event.position, data.fact_id)
+            return []  # a restart the continuation carries over
         if known is None:
             return []
+        if data.fact is not None:
+            known.sentence = data.fact
         version = known.asserted
         start = data.valid_from or version.valid_from
-        line = self._fact_line(version, start, known.valid_until, sentence=data.fact)
+        line = self._fact_line(version, start, known.valid_until, sentence=known.sentence)
         if line is None:
             return []
         line.update(confidence=data.confidence, observed_at=_time(data.observed_at))

@@ -37,11 +37,13 @@ def _person(subject: str, relation: str, obj: str, object_type: str, **more: Any
 
 
 def _story(directory: Path) -> None:
-    """Facts, a supersession, a late fact, a reinforcement with a later start, an alias, a
-    retraction, an ended fact, a value, a note, a merge that moves facts, a relation
-    mapping, a decay rate and a conversation."""
+    """Facts, a supersession, a late fact, a reinforcement with a later start and a late
+    fact inside it (split in two), reinforcements in other words, an alias, a retraction,
+    an ended fact, a value, a note, a merge that moves facts, relation mappings, a decay
+    rate and a conversation."""
     with Memory.open(directory) as memory:
         memory.map_relation(canonical="works_at", aliases=["employed_by"], cardinality="one")
+        memory.map_relation(canonical="lives_in", cardinality="one")
         memory.set_decay_rate("temporal", 0.05)
         memory.assert_facts(
             [
@@ -57,6 +59,10 @@ def _story(directory: Path) -> None:
         memory.assert_fact(**late, fact="Alice worked at Initech")
         again = _person("Bob", "lives_in", "Lisbon", "location", valid_from=_day(2024, 1))
         memory.assert_fact(**again, confidence=0.7)
+        porto = _person("Bob", "lives_in", "Porto", "location", valid_from=_day(2023, 11))
+        memory.assert_fact(**porto)  # late, between Lisbon's start and its restart
+        memory.assert_fact(**globex, fact="Alice is employed by Globex")
+        memory.assert_fact(**globex, confidence=0.95)
         memory.assert_fact(subject="Alice", subject_type="person", relation="age", value="41")
         note = "Alice prefers tea in the morning"
         memory.assert_fact(subject="Alice", subject_type="person", relation="note", fact=note)

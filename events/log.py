@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from blake3 import blake3
-
-from apexmem.events import logreads
+from apexmem.events import logreads, sqlite_erasure
 from apexmem.events.chain import GENESIS, links
 from apexmem.events.chainrows import chain_links, chains, copy_rows, insert_row, last_row
 from apexmem.events.checkpoint import Checkpointer
@@ -29,7 +27,7 @@ from apexmem.events.envelope import (
     check_key,
     encoded,
 )
-from apexmem.events.erasure import Vouch, blank, vouches_after
+from apexmem.events.erasure import Vouch, vouches_after
 from apexmem.events.errors import ApexmemError, ConcurrencyError, IntegrityViolation
 from apexmem.events.logreads import READ_CHUNK, cursor_query, raw_record
 from apexmem.events.restore import Restored, RestoredKey
@@ -266,7 +264,7 @@ class EventLog:
                 "(SELECT COALESCE(MAX(recorded_at), 0) FROM source.log_index WHERE position <= ?)",
                 (until, until),
             )
-            _copy_vouches(connection, vouches_after(self, until))
+            sqlite_erasure.copy_vouches(connection, vouches_after(self, until))
             connection.execute("COMMIT")
         except sqlite3.OperationalError as e:
             if is_full(e):
@@ -279,37 +277,22 @@ class EventLog:
     def keep_vouches(self, vouches: Sequence[Vouch]) -> None:
         """Keep, in this copy of a log cut before erasures, what those erasures committed
         to (see `vouched_elsewhere`; `copy_to` and `migrate` with `until` call it)."""
-        if not vouches:
-            return
-        with self.locked() as locked:
-            _copy_vouches(locked._cursor, vouches)
+        if vouches:
+            with self.locked() as locked:
+                sqlite_erasure.copy_vouches(locked._cursor, vouches)
 
     def vouched_elsewhere(self) -> dict[int, tuple[bytes, bytes, int, bytes]]:
         """In a copy cut before an erasure (`copy_to`): for each position it blanked, the
         chain hash and blanked-bytes hash that the erasure committed to, the erasure's
         position in the log copied from and its chain hash there. Empty in any other log."""
-        if not self._query(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='erased_elsewhere'"
-        ):
-            return {}
-        rows = self._query(
-            "SELECT position, chain, blank, erasure, erasure_chain FROM erased_elsewhere"
-        )
-        return {p: (bytes(c), bytes(b), e, bytes(h)) for p, c, b, e, h in rows}
+        return sqlite_erasure.vouched_elsewhere(self._query)
 
     def scrub(self) -> None:
-        """Leave no trace of blanked bytes in the file or its WAL: copy the WAL back and
-        empty it, rebuild the file from its live rows (VACUUM), and empty the WAL again.
-
-        Run after an erasure committed. Raises ApexmemError when another connection's
-        reader keeps the WAL from being emptied (run it again once that reader is done).
-        """
+        """Leave no trace of blanked bytes in the file or its WAL (after an erasure
+        committed). Raises ApexmemError when another connection's reader keeps the WAL
+        from being emptied."""
         with self._datastore.get_connection(commit=False) as connection:
-            raw = connection.cursor()
-            raw.execute("PRAGMA secure_delete=ON")
-            _checkpoint(raw, self.path)
-            raw.execute("VACUUM")
-            _checkpoint(raw, self.path)
+            sqlite_erasure.scrub(connection.cursor(), self.path)
 
     def raw_records(self, *, start: int = 1) -> Iterator[RawRecord]:
         """Every position that has a record or a chain hash, with both as stored.
@@ -441,41 +424,10 @@ class LockedEventLog:
 
     def blank(self, positions: Sequence[int]) -> dict[int, tuple[bytes, bytes]]:
         """Blank the records at these positions in place (`events.erasure.blank`), inside
-        the lock; returns, for each, the chain hash stored there and the blake3 hash of the
-        blanked bytes left there (what the erasure event commits to).
-
-        The one in-place change the log allows, made only by an erasure, which appends its
-        `records-erased.v1` in the same transaction. The receipts kept with the idempotency
-        keys of the appends that wrote these records are dropped too (they may name what
-        was erased). secure_delete makes SQLite overwrite the freed bytes in the file's
-        pages; the WAL and free pages are cleared afterwards by `EventLog.scrub`.
-        """
-        wanted = sorted(set(positions))
-        if not wanted:
-            return {}
-        self._cursor.execute("PRAGMA secure_delete=ON")
-        stored = chains(self._query, wanted)
-        done: dict[int, tuple[bytes, bytes]] = {}
-        for i in range(0, len(wanted), READ_CHUNK):
-            part = wanted[i : i + READ_CHUNK]
-            marks = ",".join("?" * len(part))
-            rows = self._query(
-                f"SELECT rowid, state FROM {EVENTS_TABLE} WHERE rowid IN ({marks})", part
-            )
-            blanked = [(rowid, blank(bytes(state))) for rowid, state in rows]
-            self._cursor.executemany(
-                f"UPDATE {EVENTS_TABLE} SET state=? WHERE rowid=?",
-                [(bytearray(state), rowid) for rowid, state in blanked],
-            )
-            done.update(
-                (rowid, (stored[rowid], blake3(state).digest())) for rowid, state in blanked
-            )
-        self._cursor.executemany(
-            "UPDATE idempotency SET receipt=NULL WHERE receipt IS NOT NULL "
-            "AND ? BETWEEN first_position AND last_position",
-            [(p,) for p in wanted],
-        )
-        return done
+        the lock; for each, the chain hash stored there and the blake3 hash of the blanked
+        bytes. The one in-place change the log allows, made only by an erasure, which
+        appends its `records-erased.v1` in the same transaction."""
+        return sqlite_erasure.blank_rows(self._cursor, self._query, positions)
 
     def append(
         self,
@@ -489,29 +441,6 @@ class LockedEventLog:
         if not appended.repeated:
             self.appended += len(appended.positions)
         return appended
-
-
-def _copy_vouches(connection: Any, vouches: Sequence[Vouch]) -> None:
-    """Keep in a copy what erasures after its end committed to (see vouched_elsewhere)."""
-    if not vouches:
-        return
-    connection.execute(
-        "CREATE TABLE IF NOT EXISTS erased_elsewhere (position INTEGER PRIMARY KEY, "
-        "chain BLOB NOT NULL, blank BLOB NOT NULL, erasure INTEGER NOT NULL, "
-        "erasure_chain BLOB NOT NULL)"
-    )
-    connection.executemany("INSERT OR IGNORE INTO erased_elsewhere VALUES (?,?,?,?,?)", vouches)
-
-
-def _checkpoint(cursor: Any, path: Path) -> None:
-    """Copy the WAL into the file and truncate it to nothing, or say who keeps it."""
-    cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    busy, _, _ = cursor.fetchone()
-    if busy:
-        raise ApexmemError(
-            f"the WAL of {path} could not be emptied: another connection is reading it; "
-            "run the erasure again once it is done (it resumes where it stopped)"
-        )
 
 
 def _records(

@@ -25,6 +25,9 @@ _OPTIONS: Final = {
     "subject": "SUBJECT",
     "relation": "RELATION",
     "object": "OBJECT",
+    "value": "--value",
+    "observed_at": "--observed-at",
+    "ref": "--ref",
     "subject_type": "--subject-type",
     "object_type": "--object-type",
     "edge_type": "--edge-type",
@@ -57,7 +60,8 @@ def _named_by_option() -> Iterator[None]:
 @click.command(name="assert")
 @click.argument("subject")
 @click.argument("relation")
-@click.argument("object_", metavar="OBJECT")
+@click.argument("object_", metavar="[OBJECT]", required=False)
+@click.option("--value", metavar="TEXT", help="A literal value instead of OBJECT (41, blue, ...).")
 @click.option("--subject-type", type=_TYPE, default="concept", show_default=True, metavar="TYPE",
               help="The subject's entity type: person, organization, tool, ...")  # fmt: skip
 @click.option("--object-type", type=_TYPE, default="concept", show_default=True, metavar="TYPE",
@@ -70,7 +74,11 @@ def _named_by_option() -> Iterator[None]:
               help="When it became true (default: now).")  # fmt: skip
 @click.option("--valid-until", callback=to_time, metavar="TIME",
               help="When it stopped being true (default: still true).")  # fmt: skip
-@click.option("--fact", metavar="TEXT", help="The sentence (default: made from the names).")
+@click.option("--fact", metavar="TEXT",
+              help="The sentence (default: made from the names); alone, a note.")  # fmt: skip
+@click.option("--observed-at", callback=to_time, metavar="TIME",
+              help="When the source saw it (default: now).")  # fmt: skip
+@click.option("--ref", metavar="REF", help="Where it came from (a message id, a URL, ...).")
 @click.option("--episode", metavar="NAME", help="The conversation or source it came from.")
 @click.option("--actor", metavar="WHO", help="Who asserts it (kept with the event).")
 @pass_state
@@ -79,7 +87,8 @@ def assert_command(
     *,
     subject: str,
     relation: str,
-    object_: str,
+    object_: str | None,
+    value: str | None,
     subject_type: str,
     object_type: str,
     edge_type: str,
@@ -87,23 +96,31 @@ def assert_command(
     valid_from: datetime | None,
     valid_until: datetime | None,
     fact: str | None,
+    observed_at: datetime | None,
+    ref: str | None,
     episode: str | None,
     actor: str | None,
 ) -> None:
-    """Assert one fact: SUBJECT -RELATION-> OBJECT, as one atomic write; prints its id
-    (short, as the tables print it) and what became of it (created, reinforced,
-    superseded, historical). Bad input exits 2 naming the option; nothing is written.
+    """Assert one fact: SUBJECT -RELATION-> OBJECT (an entity), or -> --value, or a note
+    (--fact alone), as one atomic write; prints its id (short, as the tables print it)
+    and what became of it (created, reinforced, superseded, historical). Bad input exits
+    2 naming the option; nothing is written.
 
     Example: apexmem assert Alice works_at Acme --subject-type person
     --object-type organization --valid-from 2024-01-01T00:00:00Z
     """
     from apexmem.cli.ids import short_fact
 
+    if object_ is None and value is None and fact is None:
+        raise ValidationError(
+            "OBJECT", None, "is missing: give OBJECT, --value TEXT, or --fact TEXT for a note"
+        )
     with state.open(create=True) as memory, _named_by_option():
         done = memory.assert_fact(
             subject=subject,
             relation=relation,
             object=object_,
+            value=value,
             subject_type=subject_type,
             object_type=object_type,
             edge_type=edge_type,
@@ -111,6 +128,8 @@ def assert_command(
             valid_from=valid_from,
             valid_until=valid_until,
             fact=fact,
+            observed_at=observed_at,
+            ref=ref,
             episode=episode,
             actor=actor,
         )

@@ -60,6 +60,8 @@ def test_assert_writes_one_fact_and_refuses_bad_input_by_option_writing_nothing(
         capsys, "--db", db, "assert", *ALICE, "Globex", "--valid-from", "2025-01-01"
     )
     typo = _in_process(capsys, "--db", db, "assert", *ALICE, "Globex", "--subject-type", "persn")
+    nothing = _in_process(capsys, "--db", db, "assert", *ALICE)
+    both = _in_process(capsys, "--db", db, "assert", *ALICE, "Globex", "--value", "Globex")
 
     assert made.returncode == 0, made.stderr
     assert json.loads(made.stdout)["outcome"] == "created"
@@ -74,6 +76,8 @@ def test_assert_writes_one_fact_and_refuses_bad_input_by_option_writing_nothing(
     assert "--valid-until: '2024-01-01T00:00:00+00:00' is not after valid_from" in backwards.stderr
     assert naive[0] == 2 and "--valid-from: '2025-01-01' has no timezone" in naive[2]
     assert typo[0] == 2 and "'--subject-type': 'persn' is not one of 'person'" in typo[2]
+    assert nothing[0] == 2 and "OBJECT: None is missing: give OBJECT, --value" in nothing[2]
+    assert both[0] == 2 and "--value: 'Globex' cannot be given together with object" in both[2]
     assert _events(tmp_path / "mem") == written
 
 

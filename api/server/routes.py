@@ -21,6 +21,7 @@ from apexmem.server.auth import bearer_token
 from apexmem.server.body import StrictBody
 from apexmem.server.errors import PROBLEM_RESPONSES
 from apexmem.server.tenants import ADMIN, READ, WRITE, Tenant, Tenants, allows
+from apexmem.service.fading import FadePass
 from apexmem.service.forgetting import ForgetReport
 from apexmem.service.recalled import Recall
 from apexmem.service.results import AliasRef, MemoryStats, MessageRef, RetractRef
@@ -206,6 +207,14 @@ class MemoryApi(Controller):
         with tenant_memory.memory() as memory:
             return erasure.forget(memory, data)
 
+    @post("/decay", operation_id="recordFades", **_WRITE)
+    def record_fades(self, tenant_memory: TenantMemory) -> FadePass:
+        """One decay pass: record the facts whose decayed confidence went under the recall
+        threshold since the previous pass and those lifted back (one event; none when no
+        fact crossed). `/history` and `/diff` then show the fades."""
+        with tenant_memory.memory() as memory:
+            return memory.record_fades()
+
     @post(
         "/recall",
         dto=StrictBody[RecallIn],
@@ -276,7 +285,8 @@ class MemoryApi(Controller):
     def diff(
         self, request: Query, tenant_memory: TenantMemory, since: Moment, until: Moment
     ) -> Diff:
-        """Facts asserted, superseded and retracted after since and up to until."""
+        """Facts asserted, superseded, retracted, faded and restored after since and up to
+        until."""
         asked = convert(DiffIn, _given(request, locals()))
         with tenant_memory.memory() as memory:
             return calls.diff(memory, asked)

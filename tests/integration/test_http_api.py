@@ -393,7 +393,7 @@ def test_every_endpoint_refuses_a_missing_or_wrong_token(
         for method, path in operations
     }
 
-    assert len(operations) == 18
+    assert len(operations) == 19
     assert set(statuses.values()) == {401}, statuses
     assert client.get("/v1/stats", headers=headers).headers["www-authenticate"].startswith("Bearer")
 
@@ -406,7 +406,7 @@ def test_the_openapi_document_describes_every_endpoint_and_bearer_auth(
     names = ["facts", "aliases", "messages", "retractions", "recall", "traverse", "history"]
     paths = [*names, "diff", "verify", "stats", "episodes/{episode}/messages"]
     paths += ["entities", "timeline"]  # the explorer's lookups (GET /v1/recall shares recall)
-    paths += ["forget"]
+    paths += ["forget", "decay"]
     assert set(document["paths"]) == {f"/v1/{p}" for p in paths}
     assert document["security"] == [{"bearer": []}]
     problem = document["paths"]["/v1/facts"]["post"]["responses"]["422"]["content"]

@@ -31,6 +31,7 @@ from apexmem.cli.state import (
     no_entity,
     usable_directory,
 )
+from apexmem.cli.tenants import tenants
 from apexmem.cli.timeline import timeline
 from apexmem.cli.timetravel import diff, replay
 from apexmem.cli.usage import decay_usage
@@ -413,6 +414,7 @@ for _command in (
     retract,
     serve,
     stats,
+    tenants,
     timeline,
     traverse,
 ):

@@ -3,11 +3,13 @@
 1. Full text: facts and messages holding any of the question's content words, by BM25.
 2. Vectors: the facts and messages nearest to the question's embedding (FAISS).
 3. Graph: seeds (entities named by the question's words, or nearest to it, scored with
-   their structure), then a BFS or a spreading activation over believed edges, each edge
+   their structure; a conversation participant it names only when its verb asks a
+   relation of them), then a BFS or a spreading activation over believed edges, each edge
    scored `match * 1/(1+hop) * evolved_weight * type_weight`.
 The three lists are fused by reciprocal rank fusion (k = 60), a message and the facts
 learned from it counted as one piece of evidence (one place in each list, shown once), a
-fact's share weighed by its confidence; facts are deduplicated by (subject, relation,
+fact read out of a message never moving a turn down a list, a fact's share weighed by its
+confidence; facts are deduplicated by (subject, relation,
 object, edge type), and the result cut to `limit`. Everything is read in one
 read transaction, in the state asked for (`valid_at`, `known_at`). A time budget ends
 the work early with what was found, marked as cut short.
@@ -35,6 +37,8 @@ from apexmem.domain.recall import (
     Edge,
     classify_edge_types,
     composite_score,
+    placed,
+    ranked,
     score_with_decay,
     spread,
     weighted_rank_fusion,
@@ -137,6 +141,8 @@ class Recaller:
                 now=query.reference_time or self._clock(),
             )
             run.named = named
+            if named:
+                run.favoured_subjects = entities_named(connection, named)
             chosen = self.settings.memory.recall
             run.shares = (chosen.turn_before_share, chosen.turn_after_share, chosen.speaker_boost)
             run.relation_boost = chosen.relation_boost
@@ -165,11 +171,8 @@ class Recaller:
         return speakers_named(connection, search_terms(text))
 
     def _context(self, connection: Connection, run: _Run) -> None:
-        """What the fusion adds to the lists: each candidate message's neighbours, and the
-        facts about a named participant."""
+        """What the fusion adds to the lists: each candidate message's neighbours."""
         chosen = self.settings.memory.recall
-        if run.named:
-            run.favoured_subjects = entities_named(connection, run.named)
         if not (chosen.turn_before_share or chosen.turn_after_share):
             return
         around = neighbours(connection, list(run.messages))
@@ -271,6 +274,12 @@ class Recaller:
                 if entity in roots and (roots[entity] in matches or len(matches) < run.size):
                     root = roots[entity]
                     matches[root] = max(matches.get(root, 0.0), score, 0.0)
+        if not run.asked:
+            # Who is asked about is boosted, not searched for (their names are not search
+            # words either): from a participant the question names, the walk would rank
+            # whatever is known of them. It walks from them when the question's verb asks
+            # a relation of them ("Where does Priya live?").
+            matches = {e: s for e, s in matches.items() if e.hex not in run.favoured_subjects}
         if not matches:
             return {}
         # Structure weighs 0.4 against the match's 0.6: only the best matches can be seeds.
@@ -422,7 +431,8 @@ class _Run:
         """Facts' confidence decayed to the moment asked about (what scores them)."""
         self.facts: dict[str, FactKey] = {}
         self.messages: dict[str, MessageKey] = {}
-        self.lists: list[tuple[str, list[_Key]]] = []
+        # Each ranked list by name as found: what recall shows, best first, each once.
+        self.found: list[tuple[str, list[_Key]]] = []
         self._members: dict[_Key, list[_Key]] = {}
         """Each piece of evidence the fusion ranks (its lead, `_leads`) -> the items it holds."""
         self._lead: dict[_Key, _Key] = {}
@@ -462,42 +472,60 @@ class _Run:
     def add_list(self, name: str, found: list[tuple[float, _Key]]) -> None:
         """A ranked list for the fusion: best score first, each item once, `pool` pieces of
         evidence long. What recall would not show takes no place in it; a message and the
-        facts learned from it are one piece of evidence (`_unit`) and take one place, so a
-        fact extracted from a turn does not push another turn out (a fact of a turn already
-        in joins it)."""
+        facts learned from it are one piece of evidence (`_unit`). A fact learned from a
+        message is a reading of it, not another turn: it never moves a turn or a fact told
+        first-hand down the list or out of it (`domain.recall.fusion.placed`), so what a
+        list ranks of the turns is what it ranks without extraction."""
         found.sort(key=lambda pair: -pair[0])
-        kept: list[_Key] = []
-        units: set[Hashable] = set()
-        for key in dict.fromkeys(k for _, k in found):
-            if not (self._shown(key) and self._kept(key)):
-                continue
-            unit = self._unit(key)
-            if unit not in units:
-                if len(units) == self.pool:
-                    continue
-                units.add(unit)
-            kept.append(key)
-        self.lists.append((name, kept))
+        keys = dict.fromkeys(k for _, k in found)
+        self.found.append((name, [k for k in keys if self._shown(k) and self._kept(k)]))
+
+    def _place(self, hand: dict[_Key, bool]) -> list[tuple[str, list[_Key]]]:
+        """The lists with the items kept for the fusion (`add_list`), `hand` telling
+        whether each item is first-hand."""
+        return [
+            (name, placed([(k, self._unit(k), hand[k]) for k in keys], self.pool))
+            for name, keys in self.found
+        ]
+
+    def _first_hand(self, key: _Key, told: dict[tuple[UUID, int], FactRow]) -> bool:
+        """A message, or a fact told (not read out of a message by an extractor: one
+        learned from a message by an actor, as `_evidence` counts readings)."""
+        if key[0] == "message" or self._source(key) is None:
+            return True
+        return self._row(key, told).actor is None
 
     def result(self, connection: Connection) -> Recall:
-        weights = [self.weights[n] for n, _ in self.lists]
         told = self._told(connection)
+        hand = {k: self._first_hand(k, told) for _, keys in self.found for k in keys}
+        kept = self._place(hand)
+        weights = [self.weights[n] for n, _ in kept]
         self._own = dict(
             weighted_rank_fusion(
-                [[(k, self._trust(k, told)) for k in keys] for _, keys in self.lists],
+                [
+                    list(
+                        zip(
+                            keys,
+                            (self._trust(k, told) for k in keys),
+                            ranked([hand[k] for k in keys]),
+                            strict=True,
+                        )
+                    )
+                    for _, keys in kept
+                ],
                 weights=weights,
             )
         )
-        lists = self._leads()
+        lists = self._leads(kept, hand)
         fused = self._in_context(
             weighted_rank_fusion(
-                [[(lead, self._trust(holder, told)) for lead, holder in led] for _, led in lists],
+                [[(lead, self._trust(h, told), r) for lead, h, r in led] for _, led in lists],
                 weights=weights,
             )
         )
         ranks: dict[str, dict[_Key, int]] = {}
         for name, led in lists:  # a name's lists hold different kinds
-            ranks.setdefault(name, {}).update({lead: r for r, (lead, _) in enumerate(led, 1)})
+            ranks.setdefault(name, {}).update({lead: r for lead, _, r in led})
         chosen: list[tuple[_Key, float]] = []
         seen: set[Hashable] = set()
         sources: dict[str, set[Hashable]] = {"fact": set(), "message": set()}
@@ -545,21 +573,25 @@ class _Run:
 
     def _told(self, connection: Connection) -> dict[tuple[UUID, int], FactRow]:
         """The full rows of the facts in the lists (their confidence and who read them)."""
-        facts = {k: None for _, keys in self.lists for k in keys if k[0] == "fact"}
+        facts = {k: None for _, keys in self.found for k in keys if k[0] == "fact"}
         rows, _ = hit_rows(connection, [(id_of(i), self.facts[i].position) for _, i in facts])
         return rows
 
     def _row(self, key: _Key, told: dict[tuple[UUID, int], FactRow]) -> FactRow:
         return told[(id_of(key[1]), self.facts[key[1]].position)]
 
-    def _leads(self) -> list[tuple[str, list[tuple[_Key, _Key]]]]:
-        """Each list as its pieces of evidence, best first, each as (lead, holder).
+    def _leads(
+        self, kept: list[tuple[str, list[_Key]]], hand: dict[_Key, bool]
+    ) -> list[tuple[str, list[tuple[_Key, _Key, int]]]]:
+        """Each list as its pieces of evidence, best first, each as (lead, holder, rank).
 
         The lead names a piece of evidence in the fusion: the message (when it is a
         candidate) for the message and the facts learned from it, else the first of those
         facts found; `_members` keeps what each lead holds. The holder is what ranks it in
         this list: its message where the list has it (a fact learned from a turn is no
-        better evidence of it than the turn's own words), else its first fact there.
+        better evidence of it than the turn's own words), else its first fact there; the
+        piece is ranked (`ranked`) where its holder is, first-hand when it holds a
+        first-hand item here.
         """
         said: dict[Hashable, _Key] = {
             self._source(("message", m)): ("message", m) for m in self.messages
@@ -568,8 +600,10 @@ class _Run:
         self._members = {}
         self._lead = {}
         lists = []
-        for name, keys in self.lists:
+        for name, keys in kept:
             holders: dict[_Key, _Key] = {}
+            told: set[_Key] = set()  # the pieces holding a first-hand item here
+            at = {key: i for i, key in enumerate(keys)}
             for key in keys:
                 unit = self._unit(key)
                 lead = said.get(unit) or first.setdefault(unit, key)
@@ -579,9 +613,11 @@ class _Run:
                     members.append(key)
                 if lead not in holders or key == lead:
                     holders[lead] = key
-            at = {key: i for i, key in enumerate(keys)}
+                if hand[key]:
+                    told.add(lead)
             led = sorted(holders.items(), key=lambda pair: at[pair[1]])
-            lists.append((name, led))
+            ranks = ranked([lead in told for lead, _ in led])
+            lists.append((name, [(lead, h, r) for (lead, h), r in zip(led, ranks, strict=True)]))
         return lists
 
     def _trust(self, holder: _Key, told: dict[tuple[UUID, int], FactRow]) -> float:
@@ -752,12 +788,12 @@ class _Run:
     ) -> RecallHit:
         why = []
         lead = self._lead.get(key, key)
-        for name, ranked in ranks.items():
-            if lead not in ranked:
+        for name, places in ranks.items():
+            if lead not in places:
                 continue
             held = (key, *self._members_of(lead))
             walked = [self.graph_why[m] for m in held if m in self.graph_why]
-            why.append(walked[0] if name == "graph" and walked else f"{name} #{ranked[lead]}")
+            why.append(walked[0] if name == "graph" and walked else f"{name} #{places[lead]}")
         why += self.context_why.get(lead, [])
         if self.window_why and key[0] == "fact":
             why.append(self.window_why)

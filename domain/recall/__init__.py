@@ -8,7 +8,13 @@ from apexmem.domain.recall.activation import (
     spread,
 )
 from apexmem.domain.recall.context import clean_line, format_lines
-from apexmem.domain.recall.fusion import dedupe, reciprocal_rank_fusion, weighted_rank_fusion
+from apexmem.domain.recall.fusion import (
+    dedupe,
+    placed,
+    ranked,
+    reciprocal_rank_fusion,
+    weighted_rank_fusion,
+)
 from apexmem.domain.recall.router import classify_edge_types
 from apexmem.domain.recall.scoring import (
     EDGE_TYPE_WEIGHTS,
@@ -34,6 +40,8 @@ __all__ = [
     "dedupe",
     "evolved_weight",
     "format_lines",
+    "placed",
+    "ranked",
     "recency_weight",
     "reciprocal_rank_fusion",
     "score_with_decay",

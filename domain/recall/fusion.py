@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Final, TypeVar
 
-__all__ = ["RRF_K", "dedupe", "reciprocal_rank_fusion", "weighted_rank_fusion"]
+__all__ = [
+    "RRF_K",
+    "dedupe",
+    "placed",
+    "ranked",
+    "reciprocal_rank_fusion",
+    "weighted_rank_fusion",
+]
 
 RRF_K: Final = 60
 
@@ -31,23 +38,61 @@ def reciprocal_rank_fusion(
 
 
 def weighted_rank_fusion(
-    rankings: Iterable[Sequence[tuple[K, float]]],
+    rankings: Iterable[Sequence[tuple[K, float, int]]],
     *,
     k: int = RRF_K,
     weights: Sequence[float] = (),
 ) -> list[tuple[K, float]]:
-    """Reciprocal rank fusion where each ranked item also carries how much it counts:
-    `sum(w * trust / (k + rank))` over the rankings (`w` per ranking as in
-    `reciprocal_rank_fusion`, `trust` per item of a ranking, in [0, 1]). With every trust
-    at 1 it is `reciprocal_rank_fusion`; an item ranked by weaker evidence (a fact believed
-    at 0.8) counts that much less. Ties keep the order in which items were first seen."""
+    """Reciprocal rank fusion where each ranked item also carries how much it counts and its
+    rank (from 1; items may share one, `ranked`): `sum(w * trust / (k + rank))` over the
+    rankings (`w` per ranking as in `reciprocal_rank_fusion`, `trust` per item of a ranking,
+    in [0, 1]). With every trust at 1 and each item ranked by its position it is
+    `reciprocal_rank_fusion`; an item ranked by weaker evidence (a fact believed at 0.8)
+    counts that much less. Ties keep the order in which items were first seen."""
     scores: dict[K, float] = {}
     for i, ranking in enumerate(rankings):
         weight = weights[i] if weights else 1.0
-        for rank, (item, trust) in enumerate(ranking, start=1):
+        for item, trust, rank in ranking:
             scores[item] = scores.get(item, 0.0) + weight * trust / (k + rank)
     order = {item: i for i, item in enumerate(scores)}
     return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+
+
+def placed(found: Iterable[tuple[K, Hashable, bool]], pool: int) -> list[K]:
+    """The items of one best-first list kept for the fusion: `pool` pieces of evidence.
+
+    Each item comes with its piece of evidence (`unit`: a turn and the facts learned from
+    it are one) and whether it is first-hand (a turn, a fact told) or derived (read out of
+    a turn by an extractor). A derived item is a reading of its turn, not another turn, so
+    it never takes a first-hand piece's place: the first `pool` pieces holding a first-hand
+    item are kept whatever derived items come between them, and a derived piece is kept
+    when it is found among the first `pool` pieces. Every item of a piece kept is kept.
+    """
+    kept: list[K] = []
+    units: set[Hashable] = set()
+    told: set[Hashable] = set()  # the pieces holding a first-hand item
+    for item, unit, own in found:
+        if own and unit not in told and len(told) < pool:
+            told.add(unit)
+        elif unit not in units and (own or len(units) >= pool):
+            continue
+        units.add(unit)
+        kept.append(item)
+    return kept
+
+
+def ranked(first_hand: Sequence[bool]) -> list[int]:
+    """The ranks (from 1) of a best-first list's pieces of evidence, first-hand or derived
+    (`placed`): a first-hand piece is ranked among the first-hand ones, as it would be
+    with no derived piece in the list, so a derived one never moves it down; a derived
+    piece is ranked where it was found among all (it may share a rank with the first-hand
+    piece it came before)."""
+    ranks: list[int] = []
+    told = 0
+    for i, own in enumerate(first_hand, start=1):
+        told += own
+        ranks.append(told if own else i)
+    return ranks
 
 
 def dedupe(

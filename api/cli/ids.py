@@ -26,7 +26,7 @@ from apexmem.readmodels.tables import facts
 if TYPE_CHECKING:
     from apexmem.memory import Memory
 
-__all__ = ["resolve_fact", "resolve_slot", "short_fact"]
+__all__ = ["id_range", "resolve_fact", "resolve_slot", "short_fact"]
 
 _SHORT: Final = re.compile(r"(?P<hex>[0-9a-f][0-9a-f-]*)(?::(?P<version>\d{1,10}))?")
 _LOCATED_BELOW: Final = 1 << 24
@@ -61,7 +61,7 @@ def resolve_fact(memory: Memory, given: str, field: str, *, one_slot: bool = Fal
     whole = _whole(given)
     if whole is not None:
         return whole
-    low, high, version = _range(given, field)
+    low, high, version = id_range(given, field)
     rows = _matches(memory, facts.c.fact_id, facts.c.slot_id, low, high)
     found = sorted({f for f, _ in rows if version is None or f.int & MAX_VERSION == version})
     if not found:
@@ -82,7 +82,7 @@ def resolve_slot(memory: Memory, given: str, field: str) -> UUID:
     whole = _whole(given)
     if whole is not None:
         return whole
-    low, high, _ = _range(given.split(":", maxsplit=1)[0], field)
+    low, high, _ = id_range(given.split(":", maxsplit=1)[0], field)
     found = sorted({s for s, _ in _matches(memory, facts.c.slot_id, facts.c.slot_id, low, high)})
     if not found:
         raise NotFoundError(f"{field}: no slot id starts with {given!r}")
@@ -101,8 +101,9 @@ def _whole(given: str) -> UUID | None:
         return None
 
 
-def _range(given: str, field: str) -> tuple[UUID, UUID, int | None]:
-    """The lowest and highest id starting with the hex of `given`, and the version asked."""
+def id_range(given: str, field: str) -> tuple[UUID, UUID, int | None]:
+    """The lowest and highest id starting with the hex digits of `given` (a short id), and
+    the version it asks for (None: any); not an id is refused naming `field`."""
     match = _SHORT.fullmatch(given.strip().lower())
     digits = match.group("hex").replace("-", "") if match else ""
     if match is None or not 4 <= len(digits) <= 32:

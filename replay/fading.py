@@ -9,9 +9,10 @@ from uuid import UUID
 import msgspec
 
 from apexmem.domain.fading import FADES_ID
+from apexmem.events.envelope import RecordedEvent
 from apexmem.events.fading import FactsFaded
 from apexmem.events.ports import Log
-from apexmem.replay.audit import HistoryEntry, history_of
+from apexmem.replay.audit import HistoryEntry
 
 __all__ = ["fades_of", "with_fades"]
 
@@ -20,17 +21,31 @@ def fades_of(log: Log, slots: Collection[UUID]) -> list[HistoryEntry]:
     """The decay passes that name a version of these slots, oldest first; each entry's
     data keeps only those versions (its position and chain hash are the whole pass's)."""
     wanted = set(slots)
-    found: list[HistoryEntry] = []
-    for entry in history_of(log, [FADES_ID]):
-        data = entry.data
+    kept: list[tuple[RecordedEvent, FactsFaded]] = []
+    for event in log.read_stream(FADES_ID):
+        data = event.data
         if not isinstance(data, FactsFaded):  # an erased record
             continue
         faded = [f for f in data.faded if f.slot_id in wanted]
         restored = [f for f in data.restored if f.slot_id in wanted]
         if faded or restored:
-            narrowed = msgspec.structs.replace(data, faded=faded, restored=restored)
-            found.append(msgspec.structs.replace(entry, data=narrowed))
-    return found
+            kept.append((event, msgspec.structs.replace(data, faded=faded, restored=restored)))
+    chains = log.chains([event.position for event, _ in kept])
+    return [
+        HistoryEntry(
+            position=event.position,
+            recorded_at=event.recorded_at,
+            stream_id=event.stream_id,
+            version=event.version,
+            tag=event.tag,
+            actor=event.actor,
+            episode=event.episode,
+            cause=event.cause,
+            chain=chains.get(event.position, b"").hex(),
+            data=narrowed,
+        )
+        for event, narrowed in kept
+    ]
 
 
 def with_fades(

@@ -36,17 +36,7 @@ __all__ = ["FadePass", "FadedFact", "Fades"]
 
 _logger = get_logger()
 
-_MOVES_DECAY: Final = frozenset(
-    {
-        "fact-asserted.v1",
-        "fact-reinforced.v1",
-        "fact-superseded.v1",
-        "fact-retracted.v1",
-        "fact-archived.v1",
-        "decay-rate-set.v1",
-    }
-)
-"""Events that change a fact's standing, confidence, observation or rate."""
+_RATE_SET: Final = "decay-rate-set.v1"
 
 
 class FadedFact(msgspec.Struct, frozen=True, kw_only=True):
@@ -157,18 +147,23 @@ class Fades:
 
 
 class _Pass:
-    """One attempt: appended unless an event after the read models' position moved a fact
-    (the stream's version catches a pass by another writer)."""
+    """One attempt: appended unless an event after the read models' position changed a rate
+    or a fact it names (it is then planned again; the decay stream's version catches a pass
+    by another writer). Facts first asserted since are left to the next pass, so read
+    models a follower keeps a little behind do not hold a pass up."""
 
     def __init__(self, seen: _Seen, actor: str | None) -> None:
         self._seen, self._actor = seen, actor
 
     def decide(self, log: LockedLog) -> Append:
-        if any(e.tag in _MOVES_DECAY for e in log.read_after(self._seen.position)):
-            raise ConcurrencyError("facts changed while the decay pass read them")
-        assert self._seen.planned is not None
+        planned = self._seen.planned
+        assert planned is not None
+        named = {f.fact_id for f in (*planned.faded, *planned.restored)}
+        for event in log.read_after(self._seen.position):
+            if event.tag == _RATE_SET or getattr(event.data, "fact_id", None) in named:
+                raise ConcurrencyError("a rate or a fact the decay pass names changed meanwhile")
         numbered = Versions({FADES_ID: self._seen.version}, actor=self._actor)
-        return Append(events=[numbered.event(FADES_ID, self._seen.planned)])
+        return Append(events=[numbered.event(FADES_ID, planned)])
 
     def finish(self, appended: AppendResult | None) -> FadePass:
         return _report(self._seen, position=appended.positions[0] if appended else 0)

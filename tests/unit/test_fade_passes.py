@@ -11,9 +11,9 @@ from uuid import UUID
 import pytest
 from clocks import Clock
 
-from apexmem import Memory
+from apexmem import Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
-from apexmem.events.errors import ValidationError
+from apexmem.events.errors import ConcurrencyError, ValidationError
 from apexmem.events.fading import FactsFaded
 
 
@@ -191,3 +191,44 @@ def test_a_copy_replayed_from_the_log_shows_the_same_fades_at_any_clock(
         faded = [e for e in copy.history(fact=tea) if e.tag == "facts-faded.v1"]
 
     assert [e.data for e in faded] == passes(memory)
+
+
+@pytest.fixture
+def behind(tmp_path: Path, clock: Clock) -> Iterator[Memory]:
+    """A memory whose read models move only when told (a follower's, lagging)."""
+    settings, _ = parse_settings("[memory.projection]\ninline = false\n")
+    with Memory.open(
+        tmp_path / "behind", settings=settings, clock=clock, embedder=HashingEmbedder()
+    ) as mem:
+        yield mem
+
+
+def test_facts_asserted_after_what_the_read_models_show_do_not_hold_a_pass_up(
+    behind: Memory, clock: Clock
+) -> None:
+    tea = likes(behind, "tea", 0.5)
+    behind.projections.catch_up()
+    clock.days(200)
+    likes(behind, "coffee", 0.5)  # not projected yet: the next pass sees it
+
+    done = behind.record_fades()
+
+    assert [f.fact_id for f in done.faded] == [tea] and done.position > 0
+
+
+def test_a_pass_never_records_a_fade_a_later_reinforcement_already_undid(
+    behind: Memory, clock: Clock
+) -> None:
+    likes(behind, "tea", 0.5)
+    behind.projections.catch_up()
+    clock.days(200)
+    likes(behind, "tea", 0.5)  # observed again, the read models not told yet
+    before = behind.log.last_position()
+
+    with pytest.raises(ConcurrencyError):
+        behind.record_fades()
+    behind.projections.catch_up()
+    done = behind.record_fades()
+
+    assert behind.log.last_position() == before
+    assert done.position == 0 and not done.faded

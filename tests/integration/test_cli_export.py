@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from pg_schemas import postgres_schema
 
 from apexmem import Memory
 from apexmem.events.episode import MessageRecorded
@@ -134,21 +135,28 @@ def test_export_piped_into_ingest_makes_a_memory_that_answers_the_same(tmp_path:
         assert after[key] == before[key], key
 
 
-def test_export_to_a_file_is_what_stdout_gets_and_a_missing_memory_is_refused(
+def test_a_postgresql_memory_exported_to_a_file_and_ingested_into_a_directory_answers_the_same(
     tmp_path: Path,
 ) -> None:
-    original = tmp_path / "original"
-    with Memory.open(original) as memory:
-        memory.assert_fact(**_person("Alice", "works_at", "Acme", "organization"))
-    out = tmp_path / "log.jsonl"
+    copy, out = tmp_path / "copy", tmp_path / "log.jsonl"
+    with postgres_schema("export") as url:
+        with Memory.open(url) as memory:
+            memory.assert_fact(**_person("Alice", "works_at", "Acme", "organization"))
+            memory.assert_fact(**_person("Alice", "works_at", "Globex", "organization"))
+            before = _facts_and_history(memory)
 
-    to_file = _run("--db", str(original), "export", "--out", str(out))
-    missing = _run("--db", str(tmp_path / "nothing"), "export")
+        exported = _run("--db", url, "export", "--out", str(out))
+    ingested = _run("--db", str(copy), "ingest", str(out))
 
-    assert to_file.returncode == 0, to_file.stderr
-    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [line["op"] for line in lines] == ["entity", "entity", "assert"]
-    assert lines[2]["subject"] == "Alice" and lines[2]["object"] == "Acme"
-    assert missing.returncode == 2
-    assert b"no memory" in missing.stderr
-    assert not (tmp_path / "nothing").exists()
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout == b""
+    assert ingested.returncode == 0, ingested.stdout + ingested.stderr
+    with Memory.open(copy, create=False) as memory:
+        after = _facts_and_history(memory)
+    assert after == before
+    assert [tag for tag, _ in before[1]][-2:] == ["fact-superseded.v1", "fact-asserted.v1"]
+
+
+def _facts_and_history(memory: Memory) -> tuple[list[Any], list[Any]]:
+    facts = [_without_times(r) for r in memory.as_of().facts_about("Alice")]
+    return facts, [(e.tag, _without_times(e.data)) for e in memory.history(entity="Alice")]

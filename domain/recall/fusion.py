@@ -83,15 +83,17 @@ def placed(found: Iterable[tuple[K, Hashable, bool]], pool: int) -> list[K]:
 
 def ranked(first_hand: Sequence[bool]) -> list[int]:
     """The ranks (from 1) of a best-first list's pieces of evidence, first-hand or derived
-    (`placed`): a first-hand piece is ranked among the first-hand ones, as it would be
-    with no derived piece in the list, so a derived one never moves it down; a derived
-    piece is ranked where it was found among all (it may share a rank with the first-hand
-    piece it came before)."""
+    (`placed`). A first-hand piece is ranked among the first-hand ones, as it would be with
+    no derived piece in the list, so a derived one never moves it down. A derived piece
+    (a turn's reading whose turn is not in the list by its own words) is no better
+    evidence than the turn, which ranks after every turn in the list: it comes after them,
+    in the order found."""
+    told = sum(first_hand)
     ranks: list[int] = []
-    told = 0
-    for i, own in enumerate(first_hand, start=1):
-        told += own
-        ranks.append(told if own else i)
+    counts = [0, 0]
+    for own in first_hand:
+        counts[own] += 1
+        ranks.append(counts[1] if own else told + counts[0])
     return ranks
 
 

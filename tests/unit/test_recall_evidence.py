@@ -61,6 +61,8 @@ def test_a_derived_item_never_moves_a_first_hand_one(
 ) -> None:
     # What a list keeps of the turns, and how it ranks them, is what it keeps and ranks
     # with no fact read out of a turn in it: extraction adds evidence, it takes none away.
+    # A piece found only by such a fact is no better evidence than its turn's own words,
+    # which did not make the list: it ranks after the turns.
     kept = placed(found, pool)
     kept_alone = placed([f for f in found if f[2]], pool)
     # Each piece is ranked where its turn is when the list has it (as recall does).
@@ -73,6 +75,8 @@ def test_a_derived_item_never_moves_a_first_hand_one(
     assert set(kept_alone) <= set(kept)
     assert [ranks[int(i[1:])] for i in kept_alone] == list(range(1, len(kept_alone) + 1))
     assert len(set(pieces) - told) <= pool  # derived pieces: only among the first `pool`
+    # ... ranked after the turns in the list (their turns' own words rank below those)
+    assert all(ranks[p] > len(told) for p in set(pieces) - told)
 
 
 def _memory(directory: Path, settings: str = "") -> Memory:

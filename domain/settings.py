@@ -176,9 +176,12 @@ class RecallSettings(_Section, frozen=True, kw_only=True):
     usage_batch: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 32
     """Usage events held before they are appended together (also on close and before writes)."""
     candidates: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 10
-    """Items each list (full text, vectors, graph) brings to the fusion, at least `limit`.
-    Tuned on LoCoMo's categories (bench/locomo.py): a longer list lets items ranked low
-    by two lists outrank the best of one."""
+    """Pieces of evidence each list (full text, vectors, graph) brings to the fusion, at
+    least `limit`: a message and the facts learned from it are one piece. A list keeps this
+    many pieces holding a message or a fact told, plus the pieces found among them only by
+    a fact an extractor read out of a message (such a fact never takes a turn's place).
+    Tuned on LoCoMo's categories (bench/locomo.py): a longer list lets items ranked low by
+    two lists outrank the best of one."""
     full_text_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 1.0
     vector_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 1.0
     graph_weight: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 1.0

@@ -5,7 +5,8 @@ lines into an empty memory (with the same settings) decides the same events: the
 entities, names, fact versions with both time axes, retractions, merges and messages.
 Events a command did not cause on its own are left out, because the command that caused
 them brings them back (a supersession, a merge's moved facts, a contradiction's verdict),
-or because no command makes them (see `NOT_EXPORTED`).
+or because no command makes them (usage, eviction, decay passes, communities, extraction
+bookkeeping, similarity verdicts, erasures: the README lists them).
 
 A retraction names its fact by id, and a fact's id says where its assertion stands in its
 slot (`events.located`); the slot of the new memory holds only what was exported, so the
@@ -31,19 +32,10 @@ from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, Fac
 from apexmem.events.located import MAX_VERSION, located_id
 from apexmem.events.policy import DecayRateSet, RelationMapped
 from apexmem.events.similarity import FactContradicted
+from apexmem.service.moves import MOVED
 
-__all__ = ["NOT_EXPORTED", "export", "export_lines"]
+__all__ = ["export", "export_lines"]
 
-NOT_EXPORTED: Final = (
-    "positions, recorded_at and chain hashes (the new log records its own), idempotency "
-    "keys, usage (facts retrieved, retrieval counts decayed), eviction (archived facts and "
-    "entities), communities, extraction bookkeeping (episode starts, mentions, messages "
-    "extracted), entity matches and note links found by similarity, and erased records"
-)
-"""What a round trip through export and ingest does not carry (the docs say so too)."""
-
-_MOVED_PREFIX: Final = "moved by a merge"
-"""The reason a merge gives the facts it moves (`service.moves.MOVED`)."""
 _CONSEQUENCES: Final = (FactSuperseded, FactContradicted)
 """Slot events the assertion that follows them brings back by itself."""
 
@@ -106,7 +98,7 @@ class _Exporter:
         )
         data = event.data
         if isinstance(data, FactRetracted):
-            follows = data.reason.startswith(_MOVED_PREFIX)
+            follows = data.reason == MOVED
         elif isinstance(data, FactAsserted | FactReinforced):
             follows = data.ref is None
         else:

@@ -29,8 +29,9 @@ class FactFade(msgspec.Struct, frozen=True, kw_only=True):
     fact_id: UUID
     slot_id: UUID
     edge_type: str
-    rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)]
-    """The decay rate (per day) of its edge type at the pass."""
+    rate: Annotated[float, msgspec.Meta(ge=0.0)]
+    """The decay rate (per day) of its edge type at the pass (no upper bound: a default
+    rate from Settings built in Python is not checked, and a record must always decode)."""
     confidence: Probability
     """Its confidence decayed to the pass's moment."""
     observed_at: UtcDateTime

@@ -130,7 +130,7 @@ class Memory(View):
             clean_up=lambda: clean_up(self.log, self.projections),
             before=services.conversations.extract_pending,
         )
-        if self._forgetting.pending() and self.read_only is None:
+        if self.read_only is None and self._forgetting.pending():
             self._forgetting.finish()  # a forget stopped before its clean-up: finish it
         super().__init__(
             self.store,

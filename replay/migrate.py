@@ -15,7 +15,6 @@ import msgspec
 from apexmem.events.chain import GENESIS
 from apexmem.events.erasure import vouches_after
 from apexmem.events.errors import IntegrityViolation
-from apexmem.events.log import EventLog
 from apexmem.events.ports import Log
 from apexmem.events.restore import Restored, RestoredKey, appends_of
 from apexmem.events.timeutil import to_micros
@@ -63,8 +62,9 @@ def migrate(source: Log, target: RestorableLog, *, until: int | None = None) -> 
     ]
     records = (r for r in source.raw_records() if r.position <= last)
     written = target.restore(appends_of(records), keys)
-    if until is not None and isinstance(target, EventLog):  # a copy cut before erasures
-        target.keep_vouches(vouches_after(source, last))
+    keep = getattr(target, "keep_vouches", None)  # a SQLite copy keeps what a cut needs
+    if until is not None and keep is not None:
+        keep(vouches_after(source, last))
     after = verify(target, expect=expected)
     if not after.ok:
         raise IntegrityViolation(

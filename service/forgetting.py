@@ -30,6 +30,7 @@ from apexmem.events.envelope import AppendResult, NewEvent
 from apexmem.events.erasure import Erased, RecordsErased
 from apexmem.events.errors import ValidationError
 from apexmem.events.ports import LockedLog, Log
+from apexmem.events.sqlite import is_damaged
 from apexmem.readmodels import ReadModels
 from apexmem.service.erasure_cleanup import cleaned, note_cleaned
 from apexmem.service.erasure_scope import Scope, entity_scope, episode_scope
@@ -142,8 +143,15 @@ class Forgetting:
 
     def pending(self) -> bool:
         """Whether an erasure in the log has not been cleaned up after (its read models
-        rebuilt and its files scrubbed): the read models keep the last one that was."""
-        return bool(self._log.read_stream(ERASURES, after_version=cleaned(self._store)))
+        rebuilt and its files scrubbed): the read models keep the last one that was.
+
+        A log SQLite cannot read owes nothing here: `verify` and `recover` deal with it."""
+        try:
+            return bool(self._log.read_stream(ERASURES, after_version=cleaned(self._store)))
+        except Exception as e:  # eventsourcing wraps SQLite's error
+            if is_damaged(e):
+                return False
+            raise
 
     def _entity(self, name: str, entity_type: str | None) -> Target:
         if not isinstance(name, str) or not normalize(name):

@@ -7,11 +7,22 @@ to FTS5 and carry no content as words). The caller quotes each word and matches 
 prefix, except a word of fewer than `MIN_TERM_BYTES` bytes, matched only whole: every word
 counts ("Python 2", "Windows 10", "Person 40", "Go", "UK"), but "2" is not a prefix of
 every number.
+
+Scripts written without spaces between words (Chinese, Japanese, Korean words with their
+particles, Thai, Lao, Khmer, Myanmar) are cut into overlapping pairs of characters: the
+full-text tokenizers keep such a run as one word, so "北京" would never find "我住在北京".
+A question's run becomes its pairs ("我住在北京" -> 我住, 住在, 在北, 北京; a run of one
+character stays one word); an indexed text's runs become `gram_text`, one more column of
+the index: every single character and every pair. Both are made here, for SQLite and
+PostgreSQL alike, so the two backends find the same rows.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+import unicodedata
+from collections.abc import Iterator
 from typing import Final
 
 from apexmem.domain.names import cut_utf8
@@ -22,6 +33,7 @@ __all__ = [
     "MIN_TERM_BYTES",
     "STOPWORDS",
     "content_terms",
+    "gram_text",
     "search_terms",
 ]
 
@@ -35,6 +47,24 @@ MIN_TERM_BYTES: Final = 3
 _WORD: Final = re.compile(r"[^\W_]+")
 """Letters and digits: what FTS5's unicode61 tokenizer keeps (underscore separates there too)."""
 _OPERATORS: Final = frozenset({"and", "or", "not", "near"})
+
+_UNSEGMENTED: Final = (
+    "\u0e00-\u0eff"  # Thai, Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1100-\u11ff"  # Hangul jamo
+    "\u1780-\u17ff"  # Khmer
+    "\u3005\u3007"  # the ideographic iteration mark and number zero
+    "\u3040-\u30ff\u31f0-\u31ff"  # Hiragana, Katakana
+    "\u3100-\u312f\u3130-\u318f"  # Bopomofo, Hangul compatibility jamo
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uff66-\uff9f"  # half-width Katakana
+    "\U00020000-\U0003134f"  # Han extensions
+)
+_PIECES: Final = re.compile(
+    f"(?P<run>[{_UNSEGMENTED}]+)|(?P<word>(?:(?![{_UNSEGMENTED}])[^\\W_])+)"
+)
+"""A run of unsegmented-script characters, or a word of other letters and digits."""
 
 STOPWORDS: Final = frozenset(
     """
@@ -53,12 +83,65 @@ STOPWORDS: Final = frozenset(
 
 
 def search_terms(query: str) -> list[str]:
-    """The distinct lowercased words of `query` a full-text search matches, in query order.
+    """The distinct lowercased words of `query` a full-text search matches, in query order
+    (an unsegmented run as its pairs of characters).
 
     An empty, blank or punctuation-only query gives [].
     """
-    words = _WORD.findall(cut_utf8(query, MAX_QUERY_BYTES).casefold())
+    text = cut_utf8(query, MAX_QUERY_BYTES).casefold()
+    if text.isascii():
+        words: list[str] = _WORD.findall(text)
+    else:
+        words = [w for _, w in _pieces(text)]
     return list(dict.fromkeys(w for w in words if w not in _OPERATORS))[:MAX_TERMS]
+
+
+def gram_text(text: str) -> str:
+    """What a full-text index stores of `text` beside its words: each unsegmented run's
+    characters and pairs of characters, and the other words written against a run
+    ("alice" in "alice住在北京", which the tokenizers would keep in one word), space-separated.
+
+    Empty for text without such runs (all English text). The gram text of texts joined by
+    a space is theirs joined by a space, so an entity's names can be added one by one.
+    """
+    if text.isascii():
+        return ""
+    return " ".join(w for unit, w in _pieces(text.casefold(), stored=True) if unit != "word")
+
+
+def _pieces(text: str, *, stored: bool = False) -> Iterator[tuple[str, str]]:
+    """The words of `text` in order, each with its kind: "word" (letters and digits, apart),
+    "glued" (such a word written against an unsegmented run) or "gram" (a run's pair of
+    characters, or a character alone: every one when `stored`, else only a run of one).
+    """
+    found = list(_PIECES.finditer(text))
+    for i, piece in enumerate(found):
+        if piece["word"] is not None:
+            touching = (i > 0 and found[i - 1].end() == piece.start() and found[i - 1]["run"]) or (
+                i + 1 < len(found) and found[i + 1].start() == piece.end() and found[i + 1]["run"]
+            )
+            yield ("glued" if touching else "word"), piece["word"]
+            continue
+        for units in _runs(piece["run"]):
+            if stored or len(units) == 1:
+                yield from (("gram", u) for u in units)
+            yield from (("gram", a + b) for a, b in itertools.pairwise(units))
+
+
+def _runs(run: str) -> Iterator[list[str]]:
+    """The letters and digits of an unsegmented run, in compatibility form (half-width
+    Katakana as full-width, Hangul jamo as syllables), split where punctuation stands;
+    vowel signs and other marks are left out (the tokenizers split words at them)."""
+    units: list[str] = []
+    for char in unicodedata.normalize("NFKC", run):
+        kind = unicodedata.category(char)[0]
+        if kind in "LN":
+            units.append(char)
+        elif kind != "M" and units:
+            yield units
+            units = []
+    if units:
+        yield units
 
 
 def content_terms(query: str) -> list[str]:

@@ -9,6 +9,12 @@ characters), each row keyed by the log position of the event that created its su
   other sentence a reinforcement gave it (that state's row: older sentences stay found);
 - `messages_fts`: each message's text.
 
+Each also holds the gram text (`domain.search_text.gram_text`) of what it indexes, so
+that a word of a script written without spaces (北京 in 我住在北京) is found: the tokenizer
+keeps such a run as one word. `name_grams` weighs as the names, `summary_grams` and
+`grams` as the text. The grams are cut in Python, the same for SQLite and PostgreSQL;
+empty for English text, which therefore costs nothing more to index or search.
+
 The projection writes them (`index`, called by apply.py) in the transaction that writes
 the graph tables, so every writer (the incremental projection, a rebuild, a replay) keeps
 them in step and a crash cannot leave one without the other. `ensure` creates and fills
@@ -36,7 +42,7 @@ from sqlalchemy import (
     table,
 )
 
-from apexmem.domain.search_text import MIN_TERM_BYTES
+from apexmem.domain.search_text import MIN_TERM_BYTES, gram_text
 from apexmem.readmodels import fulltext_pg
 from apexmem.readmodels.bulk import run_many
 from apexmem.readmodels.fulltext_pg import per_dialect
@@ -54,10 +60,12 @@ __all__ = [
     "ensure",
     "entities_fts",
     "facts_fts",
+    "fill_grams",
     "index",
     "match_query",
     "matches",
     "messages_fts",
+    "parameters",
     "rank",
     "rarest",
     "windows",
@@ -76,33 +84,37 @@ messages_fts: Final = table("messages_fts", column("rowid"), column("message_id"
 
 _WEIGHTS: Final[dict[str, tuple[float, ...]]] = {
     # name and other names 10x the summary (DESIGN 5); the unindexed id column weighs nothing.
-    "entities_fts": (0.0, 10.0, 10.0, 1.0),
-    "facts_fts": (0.0, 1.0),
-    "messages_fts": (0.0, 1.0),
+    "entities_fts": (0.0, 10.0, 10.0, 1.0, 10.0, 1.0),
+    "facts_fts": (0.0, 1.0, 1.0),
+    "messages_fts": (0.0, 1.0, 1.0),
 }
 
 _CREATE_TABLES: Final = {
     "entities_fts": f"CREATE VIRTUAL TABLE entities_fts USING fts5("
-    f"entity_id UNINDEXED, name, aliases, summary, {_OPTIONS})",
+    f"entity_id UNINDEXED, name, aliases, summary, name_grams, summary_grams, {_OPTIONS})",
     "facts_fts": "CREATE VIRTUAL TABLE facts_fts USING fts5("
-    f"fact_id UNINDEXED, fact, {_TEXT_OPTIONS})",
+    f"fact_id UNINDEXED, fact, grams, {_TEXT_OPTIONS})",
     "messages_fts": f"CREATE VIRTUAL TABLE messages_fts USING fts5("
-    f"message_id UNINDEXED, text, {_TEXT_OPTIONS})",
+    f"message_id UNINDEXED, text, grams, {_TEXT_OPTIONS})",
 }
 TABLES: Final = tuple(_CREATE_TABLES)
 
 _INSERT_ENTITY: Final = (
-    "INSERT INTO entities_fts(rowid, entity_id, name, aliases, summary) VALUES (?, ?, ?, '', ?)"
+    "INSERT INTO entities_fts(rowid, entity_id, name, aliases, summary, name_grams, summary_grams)"
+    " VALUES (?, ?, ?, '', ?, ?, ?)"
 )
 # The name an entity is observed under is claimed as its first alias: it is in `name` already.
 _ADD_ALIAS: Final = """
-    UPDATE entities_fts SET aliases = ltrim(aliases || ' ' || ?1)
+    UPDATE entities_fts SET aliases = ltrim(aliases || ' ' || ?1),
+        name_grams = CASE WHEN ?3 = '' THEN name_grams ELSE ltrim(name_grams || ' ' || ?3) END
     WHERE rowid = (SELECT position FROM entities WHERE entity_id = ?2 AND name <> ?1)"""
 _SET_SUMMARY: Final = """
-    UPDATE entities_fts SET summary = ?1
+    UPDATE entities_fts SET summary = ?1, summary_grams = ?3
     WHERE rowid = (SELECT position FROM entities WHERE entity_id = ?2)"""
-_INSERT_FACT: Final = "INSERT INTO facts_fts(rowid, fact_id, fact) VALUES (?, ?, ?)"
-_INSERT_MESSAGE: Final = "INSERT INTO messages_fts(rowid, message_id, text) VALUES (?, ?, ?)"
+_INSERT_FACT: Final = "INSERT INTO facts_fts(rowid, fact_id, fact, grams) VALUES (?, ?, ?, ?)"
+_INSERT_MESSAGE: Final = (
+    "INSERT INTO messages_fts(rowid, message_id, text, grams) VALUES (?, ?, ?, ?)"
+)
 
 
 class Rows(NamedTuple):
@@ -125,46 +137,61 @@ def index(connection: Connection, rows: Rows) -> None:
     triggers on the graph tables did the same work about four times slower per row
     (measured alone), and slowed an incremental catch-up of 50,000 events by a third.
     """
-    statements: list[tuple[str, list[tuple[Any, ...]]]] = [
-        (
-            _INSERT_ENTITY,
-            [
-                (e["position"], e["entity_id"].hex, e["name"], e["summary"] or "")
-                for e in rows.entities
-            ],
-        ),
-        (_ADD_ALIAS, [(a["name"], a["entity_id"].hex) for a in rows.aliases]),
-        (_SET_SUMMARY, [(summary, e.hex) for e, summary in rows.summaries]),
-        (_INSERT_FACT, [(f["position"], f["fact_id"].hex, f["fact"]) for f in rows.facts]),
-        (
-            _INSERT_MESSAGE,
-            [(m["position"], m["message_id"].hex, m["text"]) for m in rows.messages],
-        ),
-    ]
+    statements = zip(
+        (_INSERT_ENTITY, _ADD_ALIAS, _SET_SUMMARY, _INSERT_FACT, _INSERT_MESSAGE),
+        parameters(rows),
+        strict=True,
+    )
     for sql, params in statements:
         if params:
             run_many(connection, sql, params)
 
 
+def parameters(rows: Rows) -> list[list[tuple[Any, ...]]]:
+    """The parameters of `index`'s five statements (entities, aliases, summaries, facts,
+    messages) for `rows`, gram texts cut; PostgreSQL's statements take them too."""
+    return [
+        [
+            (
+                e["position"],
+                e["entity_id"].hex,
+                e["name"],
+                e["summary"] or "",
+                gram_text(e["name"]),
+                gram_text(e["summary"] or ""),
+            )
+            for e in rows.entities
+        ],
+        [(a["name"], a["entity_id"].hex, gram_text(a["name"])) for a in rows.aliases],
+        [(summary, e.hex, gram_text(summary)) for e, summary in rows.summaries],
+        [(f["position"], f["fact_id"].hex, f["fact"], gram_text(f["fact"])) for f in rows.facts],
+        [
+            (m["position"], m["message_id"].hex, m["text"], gram_text(m["text"]))
+            for m in rows.messages
+        ],
+    ]
+
+
 # The same content as `index` gives batch by batch, from the graph tables in one statement each.
 _FILL: Final = (
-    """INSERT INTO entities_fts(rowid, entity_id, name, aliases, summary)
+    """INSERT INTO entities_fts(rowid, entity_id, name, aliases, summary, name_grams,
+                                summary_grams)
        SELECT e.position, e.entity_id, e.name,
               coalesce((SELECT group_concat(a.name, ' ') FROM (
                   SELECT name FROM aliases
                   WHERE entity_id = e.entity_id AND name <> e.name ORDER BY position
               ) AS a), ''),
-              coalesce(e.summary, '')
+              coalesce(e.summary, ''), '', ''
        FROM entities AS e ORDER BY e.position""",
-    """INSERT INTO facts_fts(rowid, fact_id, fact)
-       SELECT position, fact_id, fact FROM (
+    """INSERT INTO facts_fts(rowid, fact_id, fact, grams)
+       SELECT position, fact_id, fact, '' FROM (
            SELECT position, fact_id, fact,
                   lag(fact) OVER (PARTITION BY fact_id ORDER BY position) AS before
            FROM facts
        ) WHERE before IS NULL OR before <> fact
        ORDER BY position""",
-    """INSERT INTO messages_fts(rowid, message_id, text)
-       SELECT position, message_id, text FROM messages ORDER BY position""",
+    """INSERT INTO messages_fts(rowid, message_id, text, grams)
+       SELECT position, message_id, text, '' FROM messages ORDER BY position""",
 )
 
 
@@ -181,6 +208,35 @@ def ensure(connection: Connection) -> None:
     drop(connection)
     for statement in (*_CREATE_TABLES.values(), *_FILL):
         connection.exec_driver_sql(statement)
+    fill_grams(connection, "?")
+
+
+_GRAM_SOURCES: Final = {
+    "entities_fts": ("name || ' ' || aliases", "summary", "name_grams", "summary_grams"),
+    "facts_fts": ("fact", "grams"),
+    "messages_fts": ("text", "grams"),
+}
+
+
+def fill_grams(connection: Connection, mark: str) -> None:
+    """Set the gram columns of the full-text rows `ensure` filled from the graph tables
+    (SQL cannot cut them), as `index` would have; `mark` is the driver's placeholder.
+
+    An entity's names are cut together: `gram_text` of texts joined by a space is their
+    gram texts joined by a space, as `index` adds them one by one.
+    """
+    for name, columns in _GRAM_SOURCES.items():
+        half = len(columns) // 2
+        sources, targets = columns[:half], columns[half:]
+        rows = connection.exec_driver_sql(f"SELECT rowid, {', '.join(sources)} FROM {name}")
+        changed = [
+            (*grams, rowid)
+            for rowid, *texts in rows
+            if any(grams := tuple(gram_text(t) for t in texts))
+        ]
+        if changed:
+            assignments = ", ".join(f"{target} = {mark}" for target in targets)
+            run_many(connection, f"UPDATE {name} SET {assignments} WHERE rowid = {mark}", changed)
 
 
 def drop(connection: Connection) -> None:

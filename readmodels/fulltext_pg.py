@@ -11,7 +11,9 @@ Close to FTS5's unicode61 tokenizer: text is lower-cased, common Latin diacritic
 removed, and every run of other than letters and digits separates words. Entity names
 and aliases weigh A and summaries D, ranked with weights 1.0 and 0.1 (names count 10x).
 Fact sentences and messages are stemmed (English Snowball, without a stopword list:
-FTS5's porter keeps every word too); names are not. `ts_rank` is not bm25 (no inverse
+FTS5's porter keeps every word too); names are not. The gram columns (pairs of characters
+of scripts written without spaces, cut in Python: `domain.search_text.gram_text`) join
+`doc` as their text does, split at spaces only. `ts_rank` is not bm25 (no inverse
 document frequency), so scores and the order of near ties can differ from SQLite's.
 """
 
@@ -42,7 +44,7 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-_MARK: Final = "apexmem full text 2"
+_MARK: Final = "apexmem full text 3"
 """Each table's comment: a table without it was made otherwise and is made again."""
 _ACCENTED: Final = "àáâãäåāăąçćčďèéêëēėęěìíîïīįłñńňòóôõöøōőŕřśšşťùúûüūůűųýÿźżž"
 _PLAIN: Final = "aaaaaaaaacccdeeeeeeeeiiiiiilnnnooooooooorrsssstuuuuuuuuyyzzz"
@@ -64,23 +66,30 @@ _CREATE: Final = {
     "entities_fts": f"""CREATE TABLE entities_fts (
         rowid bigint PRIMARY KEY, entity_id varchar(32) NOT NULL, name text NOT NULL,
         aliases text NOT NULL, summary text NOT NULL,
+        name_grams text NOT NULL DEFAULT '', summary_grams text NOT NULL DEFAULT '',
         doc tsvector GENERATED ALWAYS AS (
             setweight(to_tsvector('simple', {_words("name || ' ' || aliases")}), 'A')
-            || setweight(to_tsvector('simple', {_words("summary")}), 'D')) STORED)""",
+            || setweight(to_tsvector('simple', {_words("summary")}), 'D')
+            || setweight(to_tsvector('simple', name_grams), 'A')
+            || setweight(to_tsvector('simple', summary_grams), 'D')) STORED)""",
     "facts_fts": f"""CREATE TABLE facts_fts (
         rowid bigint PRIMARY KEY, fact_id varchar(32) NOT NULL, fact text NOT NULL,
+        grams text NOT NULL DEFAULT '',
         doc tsvector GENERATED ALWAYS AS (
-            to_tsvector('{_TEXT_CONFIG}', {_words("fact")})) STORED)""",
+            to_tsvector('{_TEXT_CONFIG}', {_words("fact")})
+            || to_tsvector('{_TEXT_CONFIG}', grams)) STORED)""",
     "messages_fts": f"""CREATE TABLE messages_fts (
         rowid bigint PRIMARY KEY, message_id varchar(32) NOT NULL, text text NOT NULL,
+        grams text NOT NULL DEFAULT '',
         doc tsvector GENERATED ALWAYS AS (
-            to_tsvector('{_TEXT_CONFIG}', {_words("text")})) STORED)""",
+            to_tsvector('{_TEXT_CONFIG}', {_words("text")})
+            || to_tsvector('{_TEXT_CONFIG}', grams)) STORED)""",
 }
 TABLES: Final = tuple(_CREATE)
 _COLUMNS: Final = {
-    "entities_fts": "rowid, entity_id, name, aliases, summary",
-    "facts_fts": "rowid, fact_id, fact",
-    "messages_fts": "rowid, message_id, text",
+    "entities_fts": "rowid, entity_id, name, aliases, summary, name_grams, summary_grams",
+    "facts_fts": "rowid, fact_id, fact, grams",
+    "messages_fts": "rowid, message_id, text, grams",
 }
 _CONFIGURE: Final = (
     "CREATE TEXT SEARCH DICTIONARY apexmem_english (TEMPLATE = snowball, Language = english)",
@@ -90,18 +99,23 @@ _CONFIGURE: Final = (
 )
 
 _INSERT_ENTITY: Final = (
-    "INSERT INTO entities_fts (rowid, entity_id, name, aliases, summary)"
-    " VALUES (%s, %s, %s, '', %s)"
+    "INSERT INTO entities_fts (rowid, entity_id, name, aliases, summary, name_grams,"
+    " summary_grams) VALUES (%s, %s, %s, '', %s, %s, %s)"
 )
 # The name an entity is observed under is claimed as its first alias: it is in `name` already.
+# Parameters by name: `fulltext.parameters` gives (name, entity, grams).
 _ADD_ALIAS: Final = """
-    UPDATE entities_fts SET aliases = ltrim(aliases || ' ' || %s)
-    WHERE rowid = (SELECT position FROM entities WHERE entity_id = %s AND name <> %s)"""
+    UPDATE entities_fts SET aliases = ltrim(aliases || ' ' || %(n)s),
+        name_grams = CASE WHEN %(g)s = '' THEN name_grams
+                          ELSE ltrim(name_grams || ' ' || %(g)s) END
+    WHERE rowid = (SELECT position FROM entities WHERE entity_id = %(e)s AND name <> %(n)s)"""
 _SET_SUMMARY: Final = """
-    UPDATE entities_fts SET summary = %s
+    UPDATE entities_fts SET summary = %s, summary_grams = %s
     WHERE rowid = (SELECT position FROM entities WHERE entity_id = %s)"""
-_INSERT_FACT: Final = "INSERT INTO facts_fts (rowid, fact_id, fact) VALUES (%s, %s, %s)"
-_INSERT_MESSAGE: Final = "INSERT INTO messages_fts (rowid, message_id, text) VALUES (%s, %s, %s)"
+_INSERT_FACT: Final = "INSERT INTO facts_fts (rowid, fact_id, fact, grams) VALUES (%s, %s, %s, %s)"
+_INSERT_MESSAGE: Final = (
+    "INSERT INTO messages_fts (rowid, message_id, text, grams) VALUES (%s, %s, %s, %s)"
+)
 
 # The same content as `index` gives batch by batch, from the graph tables in one statement each.
 _FILL: Final = (
@@ -124,21 +138,15 @@ _FILL: Final = (
 
 def index(connection: Connection, rows: Rows) -> None:
     """Add a batch's rows to the full-text tables, after the graph tables were written."""
-    statements: list[tuple[str, list[tuple[Any, ...]]]] = [
-        (
-            _INSERT_ENTITY,
-            [
-                (e["position"], e["entity_id"].hex, e["name"], e["summary"] or "")
-                for e in rows.entities
-            ],
-        ),
-        (_ADD_ALIAS, [(a["name"], a["entity_id"].hex, a["name"]) for a in rows.aliases]),
-        (_SET_SUMMARY, [(summary, e.hex) for e, summary in rows.summaries]),
-        (_INSERT_FACT, [(f["position"], f["fact_id"].hex, f["fact"]) for f in rows.facts]),
-        (
-            _INSERT_MESSAGE,
-            [(m["position"], m["message_id"].hex, m["text"]) for m in rows.messages],
-        ),
+    from apexmem.readmodels.fulltext import parameters
+
+    entities, aliases, summaries, facts, messages = parameters(rows)
+    statements: list[tuple[str, list[Any]]] = [
+        (_INSERT_ENTITY, entities),
+        (_ADD_ALIAS, [{"n": n, "e": e, "g": g} for n, e, g in aliases]),
+        (_SET_SUMMARY, [(summary, grams, e) for summary, e, grams in summaries]),
+        (_INSERT_FACT, facts),
+        (_INSERT_MESSAGE, messages),
     ]
     for sql, params in statements:
         if params:
@@ -162,6 +170,9 @@ def ensure(connection: Connection) -> None:
         connection.exec_driver_sql(f"COMMENT ON TABLE {name} IS '{_MARK}'")
     for statement in _FILL:
         connection.exec_driver_sql(statement)
+    from apexmem.readmodels.fulltext import fill_grams
+
+    fill_grams(connection, "%s")
 
 
 def drop(connection: Connection) -> None:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from apexmem.domain.search_text import MAX_QUERY_BYTES, MAX_TERMS, content_terms, search_terms
+from apexmem.domain.search_text import (
+    MAX_QUERY_BYTES,
+    MAX_TERMS,
+    content_terms,
+    gram_text,
+    search_terms,
+)
 from apexmem.readmodels.fulltext import any_query, match_query
 
 
@@ -75,3 +81,20 @@ def test_a_word_cut_by_the_limit_is_cut_at_a_character_boundary() -> None:
     [term] = search_terms(query)
 
     assert term == "a" * (MAX_QUERY_BYTES - 1)
+
+
+def test_a_run_of_an_unsegmented_script_is_searched_as_its_pairs_of_characters() -> None:
+    assert search_terms("我住在北京") == ["我住", "住在", "在北", "北京"]
+    assert search_terms("Where is 北京?") == ["where", "is", "北京"]
+    assert search_terms("서울에") == ["서울", "울에"]
+    assert search_terms("京") == ["京"]
+
+
+def test_thai_vowel_signs_and_half_width_katakana_are_cut_as_the_index_cuts_them() -> None:
+    assert search_terms("สวัสดี") == ["สว", "วส", "สด"]
+    assert search_terms("ｶﾀｶﾅ") == ["カタ", "タカ", "カナ"]
+
+
+def test_the_index_stores_every_character_and_pair_and_the_words_written_against_a_run() -> None:
+    assert gram_text("Alice住在北京, Bob") == "alice 住 在 北 京 住在 在北 北京"
+    assert gram_text("Alice lives in Paris") == ""

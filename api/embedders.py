@@ -127,7 +127,15 @@ def in_turn(
 
 
 def embedder_for(settings: VectorSettings) -> Embedder:
-    """The embedder `[memory.vectors] embedder` names."""
+    """The embedder `[memory.vectors] embedder` names.
+
+    `minilm` is optional (the `minilm` extra and the model package): without them this
+    raises an ApexmemError naming the setting and the install command, at open.
+    """
     if settings.embedder == "hashing":
         return HashingEmbedder(settings.hashing_dimension)
+    if settings.embedder == "minilm":
+        from apexmem.minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder()
     return WordLlamaEmbedder()

@@ -19,6 +19,11 @@ per conversation, on lowercase alphanumeric words: all of them (bm25), or all bu
 English stop words (bm25-stop, the setting that matches the dataset README's reference
 figures).
 
+--embedder wordllama,minilm runs each variant once per embedder (the vectors' model, set as
+`[memory.vectors] embedder` would: minilm needs its optional package), in the same run, and
+reports each one's query embedding time per question beside its scores; systems are then
+named "a wordllama", "a minilm".
+
 Scoring follows the dataset's README: questions of categories 1-4 with evidence; each
 system's top 10 results (one call per question) are mapped to turn ids (a message's ref, a
 fact's comma-joined refs); recall@k is the fraction of the gold ids among the turn ids of
@@ -46,12 +51,14 @@ from typing import Any, Final
 import msgspec
 
 from apexmem import AssertFact, Command, Memory, RecordMessage
+from apexmem.domain.embedding import Embedder, Vectors
 
 RESULTS: Final = Path(__file__).parent / "results" / "locomo.json"
 DATA: Final = Path(__file__).resolve().parents[2] / "shared/datasets/locomo/locomo10.json"
 CATEGORIES: Final = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS: Final = (5, 10)
 VARIANTS: Final = ("a", "b", "c")
+EMBEDDERS: Final = ("wordllama", "minilm")
 DESCRIPTIONS: Final = {
     "bm25": "BM25 over turns (bm25s, k1 1.2, b 0.75), every word",
     "bm25-stop": "BM25 over turns (bm25s, k1 1.2, b 0.75), NLTK English stop words left out",
@@ -315,9 +322,16 @@ def commands(conversation: Conversation, *, observations: bool) -> list[Command]
     return found
 
 
-def build(directory: Path, conversation: Conversation, *, observations: bool) -> Memory:
-    """A memory in `directory` (default settings) holding one conversation."""
-    memory = Memory.open(directory)
+def build(
+    directory: Path,
+    conversation: Conversation,
+    *,
+    observations: bool,
+    embedder: Embedder | None = None,
+) -> Memory:
+    """A memory in `directory` (default settings; `embedder` when given) holding one
+    conversation."""
+    memory = Memory.open(directory, embedder=embedder)
     written = commands(conversation, observations=observations)
     for i in range(0, len(written), _BATCH):
         memory.execute(written[i : i + _BATCH])
@@ -349,6 +363,34 @@ class System(msgspec.Struct, kw_only=True):
     scored: list[Scored] = []
     build_s: float = 0.0
     cut_short: list[str] = []
+    embed_ms: list[float] = []
+    """Time each question's recall spent embedding (its vectors' model), per question."""
+
+
+class Timed:
+    """An embedder that notes how long each of its calls took (an `Embedder` itself)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.ms: list[float] = []
+
+    @property
+    def name(self) -> str:
+        """The inner embedder's name: its cached vectors stay its own."""
+        return self.inner.name
+
+    @property
+    def dimension(self) -> int:
+        """The inner embedder's dimension."""
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """The inner embedder's vectors, the call timed."""
+        started = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.ms.append((time.perf_counter() - started) * 1_000)
 
 
 def evaluate(questions: Iterable[Question], ranker: Ranker) -> Iterator[Scored]:
@@ -390,8 +432,47 @@ def _percentiles(values: Sequence[float]) -> dict[str, float]:
 # Running ---------------------------------------------------------------------------------
 
 
+def system_name(variant: str, embedder: str, embedders: Sequence[str]) -> str:
+    """A variant's name in the results: the variant alone when it runs with WordLlama only
+    (as every earlier run did), else the variant and its embedder."""
+    return variant if list(embedders) == ["wordllama"] else f"{variant} {embedder}"
+
+
+def _embedder(name: str) -> Embedder:
+    from apexmem.domain.settings import VectorSettings
+    from apexmem.embedders import embedder_for
+
+    return embedder_for(VectorSettings(embedder=name))  # type: ignore[arg-type]
+
+
+def _run_variant(
+    conversation: Conversation, variant: str, embedder: Timed, system: System
+) -> float:
+    """Build one variant's memory and ask its questions; the build's seconds."""
+    with tempfile.TemporaryDirectory(prefix="apexmem-locomo-") as tmp:
+        started = time.perf_counter()
+        observations = variant == "b"
+        with build(Path(tmp), conversation, observations=observations, embedder=embedder) as memory:
+            if variant == "c":
+                memory.backfill()
+            built = time.perf_counter() - started
+
+            def ranker(question: str, k: int) -> list[list[str]]:
+                embedder.ms.clear()
+                ranked = recall_turns(memory, question, k, cut_short=system.cut_short)
+                system.embed_ms.append(sum(embedder.ms))
+                return ranked
+
+            system.scored += evaluate(conversation.questions, ranker)
+    system.build_s += built
+    return built
+
+
 def _run_conversation(
-    conversation: Conversation, variants: Sequence[str], systems: dict[str, System]
+    conversation: Conversation,
+    variants: Sequence[str],
+    systems: dict[str, System],
+    embedders: dict[str, Timed],
 ) -> None:
     for name, stop in BASELINES.items():
         started = time.perf_counter()
@@ -400,23 +481,23 @@ def _run_conversation(
         ranker = partial(bm25_turns, index, conversation.turns)
         systems[name].scored += evaluate(conversation.questions, ranker)
     for variant in variants:
-        with tempfile.TemporaryDirectory(prefix="apexmem-locomo-") as tmp:
-            started = time.perf_counter()
-            with build(Path(tmp), conversation, observations=variant == "b") as memory:
-                if variant == "c":
-                    memory.backfill()
-                built = time.perf_counter() - started
-                ranker = partial(recall_turns, memory, cut_short=systems[variant].cut_short)
-                systems[variant].scored += evaluate(conversation.questions, ranker)
-            systems[variant].build_s += built
-        print(f"{conversation.sample_id} {variant}: built in {built:.1f} s", file=sys.stderr)
+        for name, embedder in embedders.items():
+            label = system_name(variant, name, list(embedders))
+            built = _run_variant(conversation, variant, embedder, systems[label])
+            print(f"{conversation.sample_id} {label}: built in {built:.1f} s", file=sys.stderr)
 
 
-def run(conversations: Sequence[Conversation], variants: Sequence[str]) -> dict[str, System]:
-    """Score the baseline and each variant on every conversation."""
-    systems = {name: System() for name in (*BASELINES, *variants)}
+def run(
+    conversations: Sequence[Conversation],
+    variants: Sequence[str],
+    embedders: Sequence[str] = ("wordllama",),
+) -> dict[str, System]:
+    """Score the baseline and each variant (with each embedder) on every conversation."""
+    timed = {name: Timed(_embedder(name)) for name in embedders}
+    labels = [system_name(v, e, embedders) for v in variants for e in embedders]
+    systems = {name: System() for name in (*BASELINES, *labels)}
     for conversation in conversations:
-        _run_conversation(conversation, variants, systems)
+        _run_conversation(conversation, variants, systems, timed)
     return systems
 
 
@@ -476,16 +557,24 @@ def results(
         "model_load_s": model_s,
         "systems": {
             name: {
-                "description": DESCRIPTIONS[name],
+                "description": _description(name),
                 "scores": summary(system.scored),
                 "build_s": system.build_s,
                 "query": _percentiles([s.ms for s in system.scored]),
                 "total_s": system.build_s + sum(s.ms for s in system.scored) / 1_000,
                 "recalls_cut_short": len(system.cut_short),
+                **(
+                    {"embed_per_question": _percentiles(system.embed_ms)} if system.embed_ms else {}
+                ),
             }
             for name, system in systems.items()
         },
     }
+
+
+def _description(name: str) -> str:
+    variant, _, embedder = name.partition(" ")
+    return DESCRIPTIONS[variant] + (f" (vectors: {embedder})" if embedder else "")
 
 
 def write_details(
@@ -505,12 +594,11 @@ def write_details(
             file.write(json.dumps(row) + "\n")
 
 
-def _warm_up() -> float:
-    """Load the embedding model once, outside the build timings."""
-    from apexmem.embedders import WordLlamaEmbedder
-
+def _warm_up(embedders: Sequence[str]) -> float:
+    """Load each embedding model once, outside the build timings."""
     started = time.perf_counter()
-    WordLlamaEmbedder().embed(["warm up"])
+    for name in embedders:
+        _embedder(name).embed(["warm up"])
     return time.perf_counter() - started
 
 
@@ -524,6 +612,11 @@ def main(argv: list[str] | None = None) -> None:
         default="a,b,c",
         help="a: messages; b: and observations; c: messages, then extraction",
     )
+    parser.add_argument(
+        "--embedder",
+        default="wordllama",
+        help="the variants' vectors, comma-separated: wordllama (default), minilm (optional)",
+    )
     parser.add_argument("--quick", action="store_true", help="2 conversations")
     parser.add_argument("--out", type=Path, default=None, help=f"default (a full run): {RESULTS}")
     parser.add_argument("--details", type=Path, default=None, help="per-question JSON lines")
@@ -531,13 +624,23 @@ def main(argv: list[str] | None = None) -> None:
     variants = [v for v in args.variants.split(",") if v]
     if unknown := [v for v in variants if v not in VARIANTS]:
         parser.error(f"unknown variants {unknown}: expected a subset of a,b,c")
+    embedders = [e for e in args.embedder.split(",") if e]
+    if not embedders or (unknown := [e for e in embedders if e not in EMBEDDERS]):
+        parser.error(f"unknown embedders {args.embedder!r}: expected a subset of wordllama,minilm")
     limit = _QUICK_CONVERSATIONS if args.quick else args.limit_conversations
     conversations = load(args.data)[:limit]
-    model_s = _warm_up() if variants else 0.0
-    systems = run(conversations, variants)
+    model_s = _warm_up(embedders) if variants else 0.0
+    systems = run(conversations, variants, embedders)
     report = results(conversations, systems, model_s)
     print(table({name: s["scores"] for name, s in report["systems"].items()}))
-    full = limit is None and set(variants) == set(VARIANTS)
+    for name, system in report["systems"].items():
+        if "embed_per_question" in system:
+            embed = system["embed_per_question"]
+            print(
+                f"{name}: embedding a question p50 {embed['p50_ms']:.2f} ms,"
+                f" p95 {embed['p95_ms']:.2f} ms"
+            )
+    full = limit is None and set(variants) == set(VARIANTS) and embedders == ["wordllama"]
     out = args.out if args.out is not None or not full else RESULTS
     if out is not None:
         out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

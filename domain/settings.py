@@ -159,9 +159,11 @@ class VectorSettings(_Section, frozen=True, kw_only=True):
 
     enabled: bool = True
     """Embed what is written (inline when `[memory.projection] inline`) and answer `similar`."""
-    embedder: Literal["wordllama", "hashing"] = "wordllama"
-    """`wordllama`: the model inside the installed wheel (never downloaded); `hashing`: a
-    deterministic bag-of-words embedder, for tests and machines without the model."""
+    embedder: Literal["wordllama", "minilm", "hashing"] = "wordllama"
+    """`wordllama`: the model inside the installed wheel (never downloaded); `minilm`:
+    all-MiniLM-L6-v2, a stronger sentence model, when its package is installed (the
+    `minilm` extra, never downloaded at run time); `hashing`: a deterministic bag-of-words
+    embedder, for tests and machines without the model."""
     hashing_dimension: Annotated[int, msgspec.Meta(ge=8, le=4096)] = 256
     hnsw_threshold: _Positive = 50_000
     """Vectors of one kind past which its index turns from exact to HNSW."""

@@ -34,6 +34,7 @@ __all__ = [
     "blanked",
     "erased_payload",
     "is_blank",
+    "redacted_receipt",
     "vouches_after",
 ]
 
@@ -128,6 +129,30 @@ def vouches_after(log: _ReadsErasures, until: int) -> list[Vouch]:
                 vouch = (p, bytes.fromhex(chain), bytes.fromhex(kept))
                 found.append((*vouch, event.position, heads.get(event.position, b"")))
     return found
+
+
+_RECEIPT_TEXT: Final = frozenset({"alias", "name", "text", "fact", "summary", "value"})
+"""Fields of a receipt (the results stored with an idempotency key) that may hold text."""
+
+
+def redacted_receipt(receipt: bytes) -> bytes:
+    """A receipt with every text field emptied, its shape kept: a retry of the key still
+    gets one result per command, with ids, positions and outcomes, and no erased text."""
+
+    def redacted(value: Any) -> Any:
+        if isinstance(value, list):
+            return [redacted(v) for v in value]
+        if isinstance(value, dict):
+            return {
+                k: "" if k in _RECEIPT_TEXT and isinstance(v, str) else redacted(v)
+                for k, v in value.items()
+            }
+        return value
+
+    try:
+        return _encoder.encode(redacted(msgspec.json.decode(receipt)))
+    except msgspec.DecodeError:
+        return b"[]"
 
 
 def blank(state: bytes) -> bytes:

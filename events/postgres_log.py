@@ -31,7 +31,7 @@ from apexmem.events.envelope import (
     RecordedEvent,
     check_key,
 )
-from apexmem.events.erasure import blank
+from apexmem.events.erasure import blank, redacted_receipt
 from apexmem.events.errors import ApexmemError, ConcurrencyError
 from apexmem.events.postgres import (
     DEFAULT_SCHEMA,
@@ -342,11 +342,15 @@ class LockedPostgresLog:
                     f"UPDATE {tables.events} SET state = %s WHERE position = %s",
                     [(state, position) for position, state in blanked],
                 )
-                cursor.execute(
-                    f"UPDATE {tables.keys} SET receipt = NULL WHERE receipt IS NOT NULL AND "
+                receipts = self._query(
+                    f"SELECT key, receipt FROM {tables.keys} WHERE receipt IS NOT NULL AND "
                     "EXISTS (SELECT 1 FROM unnest(%s::bigint[]) AS p "
                     "WHERE p BETWEEN first_position AND last_position)",
                     (wanted,),
+                )
+                cursor.executemany(
+                    f"UPDATE {tables.keys} SET receipt = %s WHERE key = %s",
+                    [(redacted_receipt(bytes(r)), k) for k, r in receipts],
                 )
         except psycopg.Error as e:
             raise self._log._failed(e, "blank erased records") from e

@@ -10,7 +10,7 @@ from typing import Any, Final
 from blake3 import blake3
 
 from apexmem.events.chainrows import Query, chains
-from apexmem.events.erasure import Vouch, blank
+from apexmem.events.erasure import Vouch, blank, redacted_receipt
 from apexmem.events.errors import ApexmemError
 from apexmem.events.logreads import READ_CHUNK
 from apexmem.events.sqlite import EVENTS_TABLE
@@ -26,9 +26,10 @@ def blank_rows(
     """Blank the records at these positions, on `cursor` inside the write lock; for each,
     the chain hash stored there and the blake3 hash of the blanked bytes left there.
 
-    The receipts kept with the idempotency keys of the appends that wrote these records are
-    dropped too (they may name what was erased). secure_delete makes SQLite overwrite the
-    freed bytes in the file's pages; the WAL and free pages are cleared by `scrub`.
+    The receipts kept with the idempotency keys of the appends that wrote these records
+    lose their text (`redacted_receipt`: an alias claimed, say). secure_delete makes
+    SQLite overwrite the freed bytes in the file's pages; the WAL and free pages are
+    cleared by `scrub`.
     """
     wanted = sorted(set(positions))
     if not wanted:
@@ -46,10 +47,18 @@ def blank_rows(
             [(bytearray(state), rowid) for rowid, state in blanked],
         )
         done.update((rowid, (stored[rowid], blake3(state).digest())) for rowid, state in blanked)
+    receipts = {
+        key: receipt
+        for p in wanted
+        for key, receipt in query(
+            "SELECT key, receipt FROM idempotency WHERE receipt IS NOT NULL "
+            "AND ? BETWEEN first_position AND last_position",
+            (p,),
+        )
+    }
     cursor.executemany(
-        "UPDATE idempotency SET receipt=NULL WHERE receipt IS NOT NULL "
-        "AND ? BETWEEN first_position AND last_position",
-        [(p,) for p in wanted],
+        "UPDATE idempotency SET receipt=? WHERE key=?",
+        [(bytearray(redacted_receipt(bytes(r))), k) for k, r in receipts.items()],
     )
     return done
 

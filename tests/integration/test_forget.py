@@ -19,12 +19,14 @@ import pytest
 
 from apexmem import Memory
 from apexmem.cli.export import export_lines
+from apexmem.domain.commands import AddAlias
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.events.erasure import Erased, RecordsErased
 from apexmem.events.errors import ValidationError
 from apexmem.events.log import EventLog
 from apexmem.replay.migrate import migrate
 from apexmem.replay.verify import verify
+from apexmem.service.results import AliasRef
 
 ERASED: Final = (
     "Priya",
@@ -426,3 +428,23 @@ def test_a_later_summary_of_another_entity_that_names_it_is_erased(filled: Memor
     [bob] = filled.entities("Bob Stone")
     assert bob.summary is None
     assert _found_in_files(filled.directory, ERASED) == []
+
+
+def test_a_retried_key_whose_append_was_erased_answers_without_the_erased_text(
+    memory: Memory,
+) -> None:
+    first = memory.add_alias(entity="Priya Shah", alias="P. Shah", entity_type="person")
+    keyed = memory.execute(
+        [AddAlias(entity="Priya Shah", alias="Prinny Q", entity_type="person")],
+        idempotency_key="k1",
+    )
+    memory.forget(entity="Priya Shah", entity_type="person", reason="request #8")
+
+    again = memory.execute(
+        [AddAlias(entity="Priya Shah", alias="Prinny Q", entity_type="person")],
+        idempotency_key="k1",
+    )
+
+    assert first.alias and len(again) == len(keyed) == 1
+    assert isinstance(again[0], AliasRef) and again[0].alias == ""
+    assert _found_in_files(memory.directory, ("Prinny", "prinny")) == []

@@ -106,6 +106,7 @@ def verify(log: Log, *, expect: Head | tuple[None, str] | None = None) -> Verify
             raise
         keys, unread = KeyChecks(()), f"the idempotency keys are damaged and unreadable ({e})"
     vouches = _Vouches(log)
+    vouches.read_all()  # so a listed position that still holds content is found too
     found = _walk(log.raw_records(), GENESIS, keys, expect, vouches)
     if isinstance(found, VerifyReport):
         return found
@@ -313,6 +314,11 @@ class _Vouches:
             return None
         self.outside.setdefault(found[2], found[3].hex())
         return found[0], found[1], found[2]
+
+    def read_all(self) -> None:
+        """Read every erasure event now (a full `verify`; `verify_tail` reads them only
+        once it meets a blanked record)."""
+        self._read(1)
 
     def listed(self, position: int) -> bool:
         """Whether an erasure already read lists this (unblanked) position."""

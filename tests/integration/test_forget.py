@@ -448,3 +448,4 @@ def test_a_retried_key_whose_append_was_erased_answers_without_the_erased_text(
     assert first.alias and len(again) == len(keyed) == 1
     assert isinstance(again[0], AliasRef) and again[0].alias == ""
     assert _found_in_files(memory.directory, ("Prinny", "prinny")) == []
+

@@ -18,6 +18,9 @@ class EntityObserved(Event, frozen=True, kw_only=True, tag="entity-observed.v1")
     canonical_name: str
     name: str
     summary: str | None = None
+    anew: bool = False
+    """True when the entity's stream held only erased records (`apexmem forget`): this
+    observation makes the entity again, though its version is not 1."""
 
 
 class EntityMerged(Event, frozen=True, kw_only=True, tag="entity-merged.v1"):

@@ -81,7 +81,7 @@ def project(event: RecordedEvent) -> list[Change]:
 
 
 def _entity_observed(event: RecordedEvent, data: EntityObserved) -> list[Change]:
-    if event.version > 1:
+    if event.version > 1 and not data.anew:
         # Seen again: an archived (evicted) entity is back.
         values: dict[str, Any] = {"last_seen": event.recorded_at, "archived_at": None}
         if data.summary is not None:

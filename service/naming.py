@@ -93,6 +93,8 @@ def resolve(
     entity, observed, claim = create_entity(
         key.entity_type, key.canonical, display_name(name), summary
     )
+    if staging.state("entity", entity).version:  # every earlier record of it was erased
+        observed = msgspec.structs.replace(observed, anew=True)
     index = staging.emit("entity", entity, [observed], meta)
     staging.emit("alias", key.alias, [claim], meta)
     similar = staging.similar

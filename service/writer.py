@@ -24,6 +24,7 @@ from apexmem.domain.ontology import DEFAULT_MAPPINGS, Ontology
 from apexmem.domain.settings import Settings
 from apexmem.domain.state import AliasState, PolicyState
 from apexmem.events.envelope import AppendResult, NewEvent, RecordedEvent
+from apexmem.events.erasure import ERASED_TAG
 from apexmem.events.errors import (
     ApexmemError,
     ConcurrencyError,
@@ -285,7 +286,9 @@ def _sync(cache: StateCache, log: LogReads, head: int) -> None:
         cache.synced_at = head
         return
     streams, tags = log.changed_since(cache.synced_at)
-    cache.forget(streams, names="entity-merged.v1" in tags)
+    if ERASED_TAG in tags:  # records were blanked in place: any cached state may hold them
+        streams = [*streams, *(UUID(int=key) for key in cache.streams())]
+    cache.forget(streams, names="entity-merged.v1" in tags or ERASED_TAG in tags)
     cache.synced_at = head
 
 

@@ -449,3 +449,21 @@ def test_a_retried_key_whose_append_was_erased_answers_without_the_erased_text(
     assert isinstance(again[0], AliasRef) and again[0].alias == ""
     assert _found_in_files(memory.directory, ("Prinny", "prinny")) == []
 
+
+def test_a_forgotten_entity_told_again_is_a_new_entity_with_only_the_new_facts(
+    filled: Memory,
+) -> None:
+    filled.forget(entity="Priya Shah", entity_type="person", reason="request #123")
+
+    told = filled.assert_fact(
+        subject="Priya Shah", subject_type="person", relation="works_at",
+        object="Globex", object_type="organization",
+    )  # fmt: skip
+
+    views = _views(filled)
+    filled.rebuild()
+
+    assert told.outcome == "created" and told.supersedes is None
+    assert [f.object for f in filled.facts_about("Priya Shah")] == ["Globex"]
+    assert _views(filled) == views
+    assert filled.verify().ok

@@ -317,8 +317,14 @@ class _Vouches:
 
     def read_all(self) -> None:
         """Read every erasure event now (a full `verify`; `verify_tail` reads them only
-        once it meets a blanked record)."""
-        self._read(1)
+        once it meets a blanked record). A file SQLite cannot read through is left to the
+        walk, which names where it stops."""
+        try:
+            self._read(1)
+        except Exception as e:  # eventsourcing wraps SQLite's error
+            if not is_damaged(e):
+                raise
+            self._by = None
 
     def listed(self, position: int) -> bool:
         """Whether an erasure already read lists this (unblanked) position."""

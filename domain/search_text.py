@@ -65,6 +65,7 @@ _PIECES: Final = re.compile(
     f"(?P<run>[{_UNSEGMENTED}]+)|(?P<word>(?:(?![{_UNSEGMENTED}])[^\\W_])+)"
 )
 """A run of unsegmented-script characters, or a word of other letters and digits."""
+_UNSEGMENTED_CHAR: Final = re.compile(f"[{_UNSEGMENTED}]")
 
 STOPWORDS: Final = frozenset(
     """
@@ -99,7 +100,8 @@ def search_terms(query: str) -> list[str]:
 def gram_text(text: str) -> str:
     """What a full-text index stores of `text` beside its words: each unsegmented run's
     characters and pairs of characters, and the other words written against a run
-    ("alice" in "alice住在北京", which the tokenizers would keep in one word), space-separated.
+    ("alice" in "alice住在北京", which the tokenizers would keep in one word) or against a
+    mark (the pieces of "नमस्ते"), space-separated.
 
     Empty for text without such runs (all English text). The gram text of texts joined by
     a space is theirs joined by a space, so an entity's names can be added one by one.
@@ -111,14 +113,14 @@ def gram_text(text: str) -> str:
 
 def _pieces(text: str, *, stored: bool = False) -> Iterator[tuple[str, str]]:
     """The words of `text` in order, each with its kind: "word" (letters and digits, apart),
-    "glued" (such a word written against an unsegmented run) or "gram" (a run's pair of
+    "glued" (such a word written against an unsegmented run or a mark) or "gram" (a run's pair of
     characters, or a character alone: every one when `stored`, else only a run of one).
     """
-    found = list(_PIECES.finditer(text))
-    for i, piece in enumerate(found):
+    for piece in _PIECES.finditer(text):
         if piece["word"] is not None:
-            touching = (i > 0 and found[i - 1].end() == piece.start() and found[i - 1]["run"]) or (
-                i + 1 < len(found) and found[i + 1].start() == piece.end() and found[i + 1]["run"]
+            start, end = piece.span()
+            touching = (start > 0 and _binds(text[start - 1])) or (
+                end < len(text) and _binds(text[end])
             )
             yield ("glued" if touching else "word"), piece["word"]
             continue
@@ -126,6 +128,14 @@ def _pieces(text: str, *, stored: bool = False) -> Iterator[tuple[str, str]]:
             if stored or len(units) == 1:
                 yield from (("gram", u) for u in units)
             yield from (("gram", a + b) for a, b in itertools.pairwise(units))
+
+
+def _binds(char: str) -> bool:
+    """Whether a word written against `char` may be kept whole by a tokenizer, or cut
+    otherwise than here: an unsegmented run's character, or a mark. Python cuts "नमस्ते"
+    at its vowel signs (नमस, त) as FTS5 does, while PostgreSQL keeps some of them (नमस,
+    ते): the gram column holds the pieces as cut here, so both backends find them."""
+    return _UNSEGMENTED_CHAR.match(char) is not None or unicodedata.category(char)[0] == "M"
 
 
 def _runs(run: str) -> Iterator[list[str]]:

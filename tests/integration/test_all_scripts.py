@@ -1,7 +1,7 @@
 # ruff: noqa: RUF001 - the texts hold Chinese punctuation, as Chinese text does
-"""Full text in scripts written without spaces (Chinese, Japanese, Korean, Thai): search and
-recall find a word inside a run, on SQLite and PostgreSQL alike, and a rebuild indexes the
-same grams as the writes did."""
+"""Full text in scripts written without spaces (Chinese, Japanese, Korean, Thai) and in
+scripts with vowel signs and other marks (Hindi, Arabic): search and recall find a word, on
+SQLite and PostgreSQL alike, and a rebuild indexes the same grams as the writes did."""
 
 from __future__ import annotations
 
@@ -37,6 +37,9 @@ def _write(memory: Memory) -> None:
         ("user", "สวัสดีครับ ผมอยู่กรุงเทพ"),
         ("assistant", "Alice lives in Paris"),
         ("user", "我喜欢上海的咖啡"),
+        ("user", "नमस्ते, मैं दिल्ली में रहता हूँ"),
+        ("user", "مَرْحَبًا، أنا أعيش في القاهرة"),
+        ("user", "Привет, я живу в Москве"),
     ]:
         memory.record_message(episode="c1", speaker=speaker, text=text)
     memory.assert_fact(subject="小明", relation="lives_in", object="北京", object_type="place")
@@ -77,6 +80,11 @@ _FOUND = {
     "กรุงเทพ": "สวัสดีครับ ผมอยู่กรุงเทพ",
     "上海": "我喜欢上海的咖啡",
     "咖": "我喜欢上海的咖啡",
+    "नमस्ते": "नमस्ते, मैं दिल्ली में रहता हूँ",
+    "दिल्ली": "नमस्ते, मैं दिल्ली में रहता हूँ",
+    "مَرْحَبًا": "مَرْحَبًا، أنا أعيش في القاهرة",
+    "القاهرة": "مَرْحَبًا، أنا أعيش في القاهرة",
+    "Москве": "Привет, я живу в Москве",
 }
 """A word (or a character) of each script, and the one message holding it."""
 

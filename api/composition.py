@@ -27,6 +27,7 @@ from apexmem.replay.projections import Projections
 from apexmem.service.backfill import Backfill, speaker_roles
 from apexmem.service.conversation import Conversations
 from apexmem.service.eviction import Eviction
+from apexmem.service.fading import Fades
 from apexmem.service.linking import NoteLinker
 from apexmem.service.logs import get_logger
 from apexmem.service.moves import Moves
@@ -83,6 +84,9 @@ class Services:
         )
         pipeline.declare(self.refresh)
         self.eviction = Eviction(
+            pipeline, log=log, store=store, settings=settings, clock=clock, ready=ready
+        )
+        self.fades = Fades(
             pipeline, log=log, store=store, settings=settings, clock=clock, ready=ready
         )
         self.linker = NoteLinker(

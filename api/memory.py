@@ -49,7 +49,7 @@ from apexmem.service.backfill import BackfillReport
 from apexmem.service.conversation import AddedMessages
 from apexmem.service.erasure_cleanup import clean_up
 from apexmem.service.eviction import EvictionReport
-from apexmem.service.fading import FadePass, Fades
+from apexmem.service.fading import FadePass
 from apexmem.service.forgetting import ForgetReport, Forgetting
 from apexmem.service.linking import Linking
 from apexmem.service.logs import get_logger
@@ -468,15 +468,7 @@ class Memory(View):
         """One decay pass: record, as one event, the believed facts whose decayed confidence
         went under the recall threshold since the previous pass and those lifted back above
         it, with the rate that applied (nothing is written when none crossed)."""
-        fades = Fades(
-            self._pipeline,
-            log=self.log,
-            store=self.store,
-            settings=self.settings,
-            clock=self.clock,
-            ready=self._ready,
-        )
-        return fades.record_fades(actor=actor)
+        return self._services.fades.record_fades(actor=actor)
 
     def retrieval_counts(self, fact_ids: Iterable[UUID | str]) -> dict[UUID, float]:
         """How often recalls returned each of these fact versions, after the decay passes

@@ -15,7 +15,7 @@ from apexmem.events.ports import Log
 from apexmem.readmodels import find_entities, slots_of
 from apexmem.readmodels.tables import aliases
 
-__all__ = ["HistoryEntry", "entity_streams", "history_of"]
+__all__ = ["HistoryEntry", "entity_streams", "history_entry", "history_of"]
 
 
 class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,10 +56,12 @@ def history_of(log: Log, streams: list[UUID]) -> list[HistoryEntry]:
     found = log.read_streams(streams)
     events = sorted((e for s in found.values() for e in s), key=lambda e: e.position)
     chains = log.chains([e.position for e in events])
-    return [_entry(e, chains.get(e.position, b"")) for e in events]
+    return [history_entry(e, chains.get(e.position, b"")) for e in events]
 
 
-def _entry(event: RecordedEvent, chain: bytes) -> HistoryEntry:
+def history_entry(event: RecordedEvent, chain: bytes, data: object = None) -> HistoryEntry:
+    """One event as history shows it, with its chain hash (and `data` in place of the
+    event's own, when a history shows only part of it)."""
     return HistoryEntry(
         position=event.position,
         recorded_at=event.recorded_at,
@@ -70,5 +72,5 @@ def _entry(event: RecordedEvent, chain: bytes) -> HistoryEntry:
         episode=event.episode,
         cause=event.cause,
         chain=chain.hex(),
-        data=event.data,
+        data=event.data if data is None else data,
     )

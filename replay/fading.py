@@ -12,7 +12,7 @@ from apexmem.domain.fading import FADES_ID
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.fading import FactsFaded
 from apexmem.events.ports import Log
-from apexmem.replay.audit import HistoryEntry
+from apexmem.replay.audit import HistoryEntry, history_entry
 
 __all__ = ["fades_of", "with_fades"]
 
@@ -32,19 +32,7 @@ def fades_of(log: Log, slots: Collection[UUID]) -> list[HistoryEntry]:
             kept.append((event, msgspec.structs.replace(data, faded=faded, restored=restored)))
     chains = log.chains([event.position for event, _ in kept])
     return [
-        HistoryEntry(
-            position=event.position,
-            recorded_at=event.recorded_at,
-            stream_id=event.stream_id,
-            version=event.version,
-            tag=event.tag,
-            actor=event.actor,
-            episode=event.episode,
-            cause=event.cause,
-            chain=chains.get(event.position, b"").hex(),
-            data=narrowed,
-        )
-        for event, narrowed in kept
+        history_entry(event, chains.get(event.position, b""), narrowed) for event, narrowed in kept
     ]
 
 

@@ -28,13 +28,11 @@ def reciprocal_rank_fusion(
     `weights` has one weight per ranking (1 for each when empty). Ties keep the order in
     which items were first seen, so the result is deterministic.
     """
-    scores: dict[K, float] = {}
-    for i, ranking in enumerate(rankings):
-        weight = weights[i] if weights else 1.0
-        for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    order = {item: i for i, item in enumerate(scores)}
-    return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+    return weighted_rank_fusion(
+        ([(item, 1.0, rank) for rank, item in enumerate(ranking, start=1)] for ranking in rankings),
+        k=k,
+        weights=weights,
+    )
 
 
 def weighted_rank_fusion(

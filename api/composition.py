@@ -27,6 +27,7 @@ from apexmem.replay.projections import Projections
 from apexmem.service.backfill import Backfill, speaker_roles
 from apexmem.service.conversation import Conversations
 from apexmem.service.eviction import Eviction
+from apexmem.service.fact_links import FactLinks
 from apexmem.service.fading import Fades
 from apexmem.service.linking import NoteLinker
 from apexmem.service.logs import get_logger
@@ -89,6 +90,7 @@ class Services:
         self.fades = Fades(
             pipeline, log=log, store=store, settings=settings, clock=clock, ready=ready
         )
+        self.links = FactLinks(pipeline, log=log, store=store, ready=ready)
         self.linker = NoteLinker(
             pipeline,
             writer,

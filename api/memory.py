@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from apexmem import damage
@@ -49,6 +49,7 @@ from apexmem.service.backfill import BackfillReport
 from apexmem.service.conversation import AddedMessages
 from apexmem.service.erasure_cleanup import clean_up
 from apexmem.service.eviction import EvictionReport
+from apexmem.service.fact_links import FactGraph, FactLink
 from apexmem.service.fading import FadePass
 from apexmem.service.forgetting import ForgetReport, Forgetting
 from apexmem.service.linking import Linking
@@ -469,6 +470,47 @@ class Memory(View):
         went under the recall threshold since the previous pass and those lifted back above
         it, with the rate that applied (nothing is written when none crossed)."""
         return self._services.fades.record_fades(actor=actor)
+
+    def link(
+        self,
+        source: UUID | str,
+        target: UUID | str,
+        link_type: str,
+        strength: float = 1.0,
+        *,
+        actor: str | None = None,
+    ) -> FactLink:
+        """Link two fact versions (seed 004): `source` supersedes, is caused by, is part of,
+        relates to or depends on `target` (`link_type` in any case), `strength` in (0, 1].
+
+        Facts are named by id or by the short ids the CLI prints. One `fact-linked.v1` is
+        appended; the same link told again with the same strength writes nothing.
+        """
+        return self._services.links.link(
+            self._fact_id("source", source),
+            self._fact_id("target", target),
+            link_type,
+            strength,
+            actor=actor,
+        )
+
+    def fact_graph(
+        self, fact: UUID | str, depth: int = 1, *, known_at: TimeArg = None
+    ) -> FactGraph:
+        """The links from and to `fact`, `depth` (1 to 3) hops out, and the facts they
+        reach, as the memory knew them at `known_at` (now when None)."""
+        return self._services.links.fact_graph(
+            self._fact_id("fact", fact), depth, known_at=as_time("known_at", known_at)
+        )
+
+    def _fact_id(self, field: str, given: UUID | str) -> UUID | str:
+        """A fact id, or the fact a short id (`f91955cd:3`, a unique prefix) names."""
+        from apexmem.cli.ids import resolve_fact
+
+        if not isinstance(given, str):
+            return given
+        # mypy checks this file as `api.memory` and the resolver's Memory as `apexmem.memory`.
+        return resolve_fact(cast("Any", self), given, field)
 
     def retrieval_counts(self, fact_ids: Iterable[UUID | str]) -> dict[UUID, float]:
         """How often recalls returned each of these fact versions, after the decay passes

@@ -18,6 +18,7 @@ from apexmem.events.fact import (
     FactSuperseded,
 )
 from apexmem.events.fading import FactsFaded
+from apexmem.events.link import FactLinked
 from apexmem.events.policy import (
     CommunitySummarized,
     DecayRateSet,
@@ -49,6 +50,7 @@ AnyEvent = (
     | FactsRetrieved
     | RetrievalCountsDecayed
     | FactsFaded
+    | FactLinked
     | CommunitySummarized
     | CommunityDissolved
     | CommunityMemberAssigned
@@ -75,6 +77,7 @@ STREAM_KINDS: Final[dict[str, tuple[type[Event], ...]]] = {
     "policy": (RelationMapped, DecayRateSet),
     "usage": (FactsRetrieved, RetrievalCountsDecayed),
     "decay": (FactsFaded,),
+    "fact link": (FactLinked,),
     "community": (CommunitySummarized, CommunityDissolved, CommunityMemberAssigned),
     "note linking": (NotesLinked,),
     "erasure": (RecordsErased,),

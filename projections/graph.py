@@ -27,10 +27,12 @@ from apexmem.events.fact import (
     FactRetracted,
     FactSuperseded,
 )
+from apexmem.events.link import FactLinked
 from apexmem.events.policy import DecayRateSet, FactsRetrieved, RetrievalCountsDecayed
 from apexmem.events.similarity import EntityMatched
 from apexmem.projections.communities import COMMUNITY_PROJECTORS, CommunityChange
 from apexmem.projections.episodes import Linked, entities_mentioned, episode_started, linked
+from apexmem.projections.links import link_row
 from apexmem.projections.usage import CountsDecayed, counts_decayed
 
 __all__ = ["Change", "Insert", "Retrieved", "Revise", "Touch", "project"]
@@ -270,6 +272,10 @@ def _decay_rate_set(event: RecordedEvent, data: DecayRateSet) -> list[Change]:
     return [Insert("decay_rates", row)]
 
 
+def _fact_linked(event: RecordedEvent, data: FactLinked) -> list[Change]:
+    return [Insert("fact_links", link_row(event, data))]
+
+
 def _community(event: RecordedEvent, data: Any) -> list[Change]:
     return [*COMMUNITY_PROJECTORS[type(data)](event, data)]
 
@@ -292,5 +298,6 @@ _PROJECTORS: Final[dict[type, _Projector]] = {
     FactsRetrieved: _facts_retrieved,
     RetrievalCountsDecayed: _counts_decayed,
     DecayRateSet: _decay_rate_set,
+    FactLinked: _fact_linked,
     **dict.fromkeys(COMMUNITY_PROJECTORS, _community),
 }

@@ -42,6 +42,7 @@ __all__ = [
     "episode_entities",
     "episodes",
     "extractions",
+    "fact_links",
     "facts",
     "layout",
     "mentions",
@@ -346,3 +347,19 @@ entity_matches = Table(
 )
 """Verdicts of resolution by similarity: a new entity compared with its nearest existing
 one (`same`: merged into it; `different`: kept apart, the pair recorded)."""
+
+fact_links = Table(
+    "fact_links",
+    metadata,
+    Column("position", BigInteger, primary_key=True),
+    Column("source_id", ID, nullable=False),
+    Column("target_id", ID, nullable=False),
+    Column("link_type", String(16), nullable=False),
+    Column("strength", Float, nullable=False),
+    Column("origin", String(16), nullable=False),
+    Column("recorded_at", UtcMicros, nullable=False),
+    Index("fact_links_source", "source_id", "position"),
+    Index("fact_links_target", "target_id", "position"),
+)
+"""Every link between two fact versions, one row per `fact-linked.v1`: a link's strength
+known at a moment is that of its latest row recorded by then (seed 004's memory_links)."""

@@ -10,6 +10,7 @@ from apexmem.events.ports import Log
 from apexmem.readmodels import ReadModels
 from apexmem.replay.audit import HistoryEntry, entity_streams, history_of
 from apexmem.replay.fading import with_fades
+from apexmem.replay.links import with_links
 from apexmem.service.arguments import uuid_of
 from apexmem.service.forgetting import ERASURES, erased_entity_streams, erasures_of
 
@@ -37,17 +38,18 @@ def history(
         found = log.find(f"fact:{uuid_of('fact', fact)}")
         if found is None:
             raise NotFoundError(f"fact: no fact {fact} in this memory")
-        return with_fades(log, [found.stream_id], history_of(log, [found.stream_id]))
+        entries = with_fades(log, [found.stream_id], history_of(log, [found.stream_id]))
+        return with_links(log, store, ready, entries)
     if slot is not None:
         slot_id = uuid_of("slot", slot)
-        return with_fades(log, [slot_id], history_of(log, [slot_id]))
+        return with_links(log, store, ready, with_fades(log, [slot_id], history_of(log, [slot_id])))
     assert entity is not None
     ready()
     with store.read() as connection:
         streams = entity_streams(connection, entity, entity_type=entity_type)
     if not streams:
         return _forgotten(log, entity, entity_type)
-    return with_fades(log, streams, history_of(log, streams))
+    return with_links(log, store, ready, with_fades(log, streams, history_of(log, streams)))
 
 
 def _forgotten(log: Log, entity: str, entity_type: str | None) -> list[HistoryEntry]:

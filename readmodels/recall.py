@@ -18,6 +18,7 @@ from uuid import UUID
 from sqlalchemy import (
     ClauseElement,
     Connection,
+    Select,
     Uuid,
     bindparam,
     case,
@@ -115,9 +116,22 @@ def fact_key_columns() -> list[Any]:
 _INDEXES: Final = {"facts": (facts_fts, "fact_id"), "messages": (messages_fts, "message_id")}
 
 
-def _ranked(name: str, floor: bool, ceiling: bool) -> ClauseElement:
+def _ranked(name: str, floor: bool, ceiling: bool, *shape: bool) -> ClauseElement:
+    """The best `size` rows of a window that the state asked for keeps, with the columns of
+    their key and their score: `shape` is a `Lens.shape()` for facts, (valid, known) for
+    messages. The check is a join, so the rows ranked are those that can be shown."""
     index, key = _INDEXES[name]
-    statement = select(index.c[key], rank(index).label("score")).where(matches(index))
+    if name == "facts":
+        statement = (
+            select(*fact_key_columns(), rank(index).label("score"))
+            .select_from(index.join(facts, facts.c.fact_id == index.c[key]))
+            .where(matches(index), *prepared_believed(*shape))
+        )
+    else:
+        statement = _message_keys(*shape).add_columns(rank(index).label("score"))
+        statement = statement.join(index, index.c[key] == messages.c.message_id).where(
+            matches(index)
+        )
     if floor:
         statement = statement.where(index.c.rowid > bindparam("floor"))
     if ceiling:
@@ -128,52 +142,49 @@ def _ranked(name: str, floor: bool, ceiling: bool) -> ClauseElement:
 _RANKED: Final = Prepared(_ranked)
 
 
-def _ranked_ids(
-    connection: Connection, name: str, window: Window, size: int
-) -> list[tuple[str, float]]:
-    params = {"match": window.match, "size": size, "floor": window.floor, "ceiling": window.ceiling}
-    shape = (window.floor is not None, window.ceiling is not None)
-    return [(r[0], r[1]) for r in _RANKED.rows(connection, params, name, *shape)]
+class _Shown(NamedTuple):
+    """What the state asked for keeps of a full-text index: its statement's parameters and
+    shape, and how a row's leading columns become a key."""
+
+    params: dict[str, Any]
+    shape: tuple[bool, ...]
+    key: Callable[..., Any]
 
 
 def _paged(
-    connection: Connection,
-    name: str,
-    terms: Sequence[str],
-    size: int,
-    visible: Any,
+    connection: Connection, name: str, terms: Sequence[str], size: int, shown: _Shown
 ) -> list[tuple[Any, float]]:
-    """The best `size` ranked rows `visible` keeps, window by window (newest first)."""
+    """The best `size` ranked rows `shown` keeps, window by window (newest first)."""
     if not terms or size <= 0:
         return []
     found: list[tuple[Any, float]] = []
     index = _INDEXES[name][0]
     for window in windows(connection, index, terms, budget=RANKED_ROWS, prefix=False):
-        found += _in_window(connection, name, window, size - len(found), visible)
+        found += _in_window(connection, name, window, size - len(found), shown)
         if len(found) >= size:
             break
     return found
 
 
 def _in_window(
-    connection: Connection, name: str, window: Window, size: int, visible: Any
+    connection: Connection, name: str, window: Window, size: int, shown: _Shown
 ) -> list[tuple[Any, float]]:
-    """The best `size` ranked rows of one window `visible` keeps (a page first, then every
-    ranked row of the window)."""
+    """The best `size` rows of one window that `shown` keeps, each item once (a page first,
+    then longer ones while repeated items leave too few)."""
+    params = {**shown.params, "match": window.match, "floor": window.floor}
+    params["ceiling"] = window.ceiling
+    shape = (window.floor is not None, window.ceiling is not None, *shown.shape)
     page = size * _SPARE
-    best = _ranked_ids(connection, name, window, page)
-    shown = visible([i for i, _ in best])
-    while len(shown) < size and len(best) == page < RANKED_ROWS:
-        checked = len(best)
-        page = min(page * 4, RANKED_ROWS)
-        best = _ranked_ids(connection, name, window, page)
-        shown.update(visible([i for i, _ in best[checked:]]))
-    # A version told in other words has a row per sentence: it counts once, at its best.
-    firsts: dict[str, float] = {}
-    for i, score in best:
-        if i in shown:
-            firsts.setdefault(i, score)
-    return [(shown[i], score) for i, score in firsts.items()][:size]
+    while True:
+        rows = _RANKED.rows(connection, {**params, "size": page}, name, *shape)
+        # A version told in other words has a row per sentence: it counts once, at its best.
+        firsts: dict[str, Any] = {}
+        for row in rows:
+            firsts.setdefault(row[0], row)
+        if len(firsts) >= size or len(rows) < page:
+            break
+        page *= 4
+    return [(shown.key(*row[:-1]), row[-1]) for row in firsts.values()][:size]
 
 
 def ranked_facts(
@@ -187,11 +198,7 @@ def ranked_facts(
 
     Within `RANKED_ROWS`: the rarest of the words decide (see there).
     """
-
-    def visible(ids: list[str]) -> dict[str, FactKey]:
-        return visible_facts(connection, ids, lens=lens)
-
-    return _paged(connection, "facts", terms, size, visible)
+    return _paged(connection, "facts", terms, size, _Shown(lens.params(), lens.shape(), FactKey))
 
 
 def ranked_messages(
@@ -203,11 +210,8 @@ def ranked_messages(
 ) -> list[tuple[MessageKey, float]]:
     """Messages of `moment` holding any of `terms`, by BM25 (best first), with it (within
     `RANKED_ROWS`)."""
-
-    def visible(ids: list[str]) -> dict[str, MessageKey]:
-        return visible_messages(connection, ids, moment=moment)
-
-    return _paged(connection, "messages", terms, size, visible)
+    shape = (moment.valid_at is not None, moment.known_at is not None)
+    return _paged(connection, "messages", terms, size, _Shown(moment.stored(), shape, MessageKey))
 
 
 def _visible_facts(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
@@ -237,22 +241,26 @@ def visible_facts(
     return found
 
 
-def _visible_messages(valid: bool, known: bool) -> ClauseElement:
-    statement = (
-        select(
-            as_stored(messages.c.message_id),
-            episodes.c.conversation,
-            messages.c.ref,
-            func.lower(messages.c.speaker),
-        )
-        .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
-        .where(as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True)))
-    )
+def _message_keys(valid: bool, known: bool) -> Select[Any]:
+    """A `MessageKey`'s columns of the messages said by `valid_at` and recorded by
+    `known_at` (when `valid`, `known`)."""
+    statement = select(
+        as_stored(messages.c.message_id),
+        episodes.c.conversation,
+        messages.c.ref,
+        func.lower(messages.c.speaker),
+    ).select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
     if valid:
         statement = statement.where(stored_time(messages.c.at) <= bindparam("valid_at"))
     if known:
         statement = statement.where(stored_time(messages.c.recorded_at) <= bindparam("known_at"))
     return statement
+
+
+def _visible_messages(valid: bool, known: bool) -> ClauseElement:
+    return _message_keys(valid, known).where(
+        as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True))
+    )
 
 
 _VISIBLE_MESSAGES: Final = Prepared(_visible_messages)

@@ -174,11 +174,9 @@ def test_a_prepared_statement_lays_out_its_parameters_as_sqlalchemy_expands_them
             assert {a for (a,) in statement.rows(connection, params)} == wanted
 
 
-def test_pages_of_ranked_facts_grow_until_enough_are_believed(
-    memory: Memory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Ann's employer changed 40 times: 39 of her matches are superseded versions, so the
-    # first page of ranked rows holds too few believed facts and later pages are read.
+def test_superseded_matches_take_no_place_among_the_ranked_facts(memory: Memory) -> None:
+    # Ann's employer changed 40 times: 39 of her matches are superseded versions, ranked
+    # no lower than the believed ones; only the believed ones are counted and returned.
     memory.assert_facts(
         [
             fact("Ann Lee", "works_at", f"Org {i:02}", fact=f"Ann works at Org {i:02}",
@@ -188,21 +186,35 @@ def test_pages_of_ranked_facts_grow_until_enough_are_believed(
         + [fact("Bob Ray", "works_at", "Org B", fact="Bob works at Org B")]
     )  # fmt: skip
     current = {f.fact_id.hex for name in ("Ann Lee", "Bob Ray") for f in memory.facts_about(name)}
-    assert len(current) == 2
-    pages: list[int] = []
-    ranked = reads._ranked_ids
 
-    def counted(connection: Any, name: str, window: Any, size: int) -> Any:
-        pages.append(size)
-        return ranked(connection, name, window, size)
-
-    monkeypatch.setattr(reads, "_ranked_ids", counted)
     with memory.store.read() as connection:
         found = reads.ranked_facts(connection, ["works"], size=2)
-        assert pages[0] == 6 and len(pages) > 1
         every = reads.ranked_facts(connection, ["works"], size=reads.RANKED_ROWS)
+
+    assert len(current) == 2
     assert {key.fact_id for key, _ in found} == current
-    assert [key.fact_id for key, _ in found] == [key.fact_id for key, _ in every][:2]
+    assert [key.fact_id for key, _ in every] == [key.fact_id for key, _ in found]
+
+
+def test_a_fact_told_in_several_sentences_is_ranked_once(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each of these facts is told again in other words: a row per sentence in the index,
+    # so a page of ranked rows holds fewer facts than rows and a longer page is read.
+    told = [fact(f"Person {i}", "likes", "Tea", fact=f"Person {i} likes tea") for i in range(4)]
+    memory.assert_facts(told)
+    memory.assert_facts(
+        [{**f, "fact": f"{f['subject']} really likes tea, strong tea, tea"} for f in told]
+    )
+    monkeypatch.setattr(reads, "_SPARE", 1)
+
+    with memory.store.read() as connection:
+        found = reads.ranked_facts(connection, ["tea"], size=4)
+
+    assert sorted(key.subject_id for key, _ in found) == sorted(
+        memory.facts_about(f"Person {i}")[0].subject_id.hex for i in range(4)
+    )
+    assert [score for _, score in found] == sorted((s for _, s in found), reverse=True)
 
 
 @given(st.uuids())

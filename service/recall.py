@@ -74,6 +74,7 @@ from apexmem.readmodels.search import matching_entities, visible_entities
 from apexmem.readmodels.store import time_limited
 from apexmem.readmodels.traverse import Walked, activation_edges, expand
 from apexmem.service.nearest import Rounds, nearest_shown
+from apexmem.service.recall_links import follow_links
 from apexmem.service.recall_query import RecallQuery
 from apexmem.service.recalled import Provenance, Recall, RecallHit
 from apexmem.service.similarity import Similarity
@@ -160,6 +161,8 @@ class Recaller:
                         self._bfs(connection, run, seeds, query.max_hops)
                     else:
                         self._activation(connection, run, seeds, query.max_hops)
+                if not run.out_of_time():
+                    follow_links(connection, run)
                 if not run.out_of_time():
                     self._context(connection, run)
             return run.result(connection)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
 from uuid import UUID
 
 import pytest
 
-from apexmem import Memory
+from apexmem import Memory, parse_settings
 from apexmem.cli.ids import short_fact
 from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.events.link import FactLinked
@@ -195,3 +198,51 @@ def test_a_rebuild_gives_the_same_links(memory: Memory, facts: tuple[UUID, UUID,
     memory.rebuild()
 
     assert memory.fact_graph(pump, depth=3) == shown
+
+
+@pytest.fixture
+def words_only(tmp_path: Path, clock: Callable[[], datetime]) -> Iterator[Memory]:
+    """A memory recalling by full text and the graph only: a fact shares no word with the
+    question is found by nothing but a link."""
+    settings, _ = parse_settings("[memory.vectors]\nenabled = false\n")
+    with Memory.open(tmp_path / "words", clock=clock, settings=settings) as mem:
+        yield mem
+
+
+def test_recall_brings_a_linked_fact_and_says_which_link(words_only: Memory) -> None:
+    pump = fact(words_only, "heat pump", "The heat pump lost its Zigbee connection")
+    cause = fact(words_only, "coordinator", "Coordinator firmware is outdated")
+    unlinked = [h.item_id for h in words_only.recall("why did the heat pump disconnect?")]
+    words_only.link(pump, cause, "caused_by", 0.8)
+
+    hits = {h.item_id: h for h in words_only.recall("why did the heat pump disconnect?")}
+
+    assert cause not in unlinked
+    assert cause in hits
+    [why] = [w for w in hits[cause].why if w.startswith("fact link:")]
+    assert "caused_by" in why and "strength 0.80" in why and "weight 1.5" in why
+
+
+def test_a_recall_in_the_past_follows_only_the_links_known_then(words_only: Memory) -> None:
+    pump = fact(words_only, "heat pump", "The heat pump lost its Zigbee connection")
+    cause = fact(words_only, "coordinator", "Coordinator firmware is outdated")
+    before = words_only.log.last_recorded_at()
+    words_only.link(cause, pump, "related_to", 0.3)
+
+    then = [h.item_id for h in words_only.recall("heat pump", known_at=before)]
+    now = [h.item_id for h in words_only.recall("heat pump")]
+
+    assert cause not in then
+    assert cause in now
+
+
+def test_a_stronger_link_type_ranks_what_it_brings_higher(words_only: Memory) -> None:
+    pump = fact(words_only, "heat pump", "The heat pump lost its Zigbee connection")
+    part = fact(words_only, "bus", "The bus wiring was replaced")
+    cause = fact(words_only, "coordinator", "Coordinator firmware is outdated")
+    words_only.link(part, pump, "part_of")
+    words_only.link(pump, cause, "caused_by")
+
+    order = [h.item_id for h in words_only.recall("heat pump")]
+
+    assert order.index(cause) < order.index(part)

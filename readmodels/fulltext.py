@@ -294,10 +294,10 @@ def any_query(terms: Sequence[str], *, prefix: bool = True) -> str:
     return " OR ".join(_word_or_prefix(t) for t in terms)
 
 
-def matches(index: TableClause) -> ColumnElement[bool]:
-    """`index` rows matching the bound parameter `match` (a `match_query`)."""
-    fts5 = literal_column(index.name).op("MATCH", is_comparison=True)(bindparam("match"))
-    return per_dialect(fts5, postgresql=fulltext_pg.matches(index))
+def matches(index: TableClause, name: str = "match") -> ColumnElement[bool]:
+    """`index` rows matching the bound parameter `name` (a `match_query`)."""
+    fts5 = literal_column(index.name).op("MATCH", is_comparison=True)(bindparam(name))
+    return per_dialect(fts5, postgresql=fulltext_pg.matches(index, name))
 
 
 def among(index: TableClause) -> ColumnElement[bool]:
@@ -318,10 +318,15 @@ def rank(index: TableClause) -> ColumnElement[float]:
     return per_dialect(bm25, postgresql=fulltext_pg.rank(index))
 
 
-def _count(name: str) -> ClauseElement:
+def _counts(name: str, terms: int) -> ClauseElement:
+    """Rows of `name` matching each of the `terms` queries `match_0`, `match_1`... (up to
+    `cap`), one statement for them all."""
     index = _INDEXES[name]
-    inner = select(index.c.rowid).where(matches(index)).limit(bindparam("cap")).subquery()
-    return select(func.count()).select_from(inner)
+    counts = []
+    for i in range(terms):
+        inner = select(index.c.rowid).where(matches(index, f"match_{i}")).limit(bindparam("cap"))
+        counts.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
+    return select(*counts)
 
 
 def _floor(name: str, below: bool) -> ClauseElement:
@@ -333,7 +338,7 @@ def _floor(name: str, below: bool) -> ClauseElement:
 
 
 _INDEXES: Final = {i.name: i for i in (entities_fts, facts_fts, messages_fts)}
-_COUNT: Final = Prepared(_count)
+_COUNTS: Final = Prepared(_counts)
 _FLOOR: Final = Prepared(_floor)
 
 
@@ -349,10 +354,11 @@ def rarest(
     matches more than `budget` rows, only its newest `budget` count (rows above the
     floor; None: no floor). An empty match: no word matches anything.
     """
-    counts = {}
-    for term in dict.fromkeys(terms):
-        params = {"match": any_query([term], prefix=prefix), "cap": budget + 1}
-        counts[term] = _COUNT.rows(connection, params, index.name)[0][0]
+    asked = list(dict.fromkeys(terms))
+    params: dict[str, Any] = {"cap": budget + 1}
+    params.update((f"match_{i}", any_query([t], prefix=prefix)) for i, t in enumerate(asked))
+    row = _COUNTS.rows(connection, params, index.name, len(asked))[0] if asked else ()
+    counts = dict(zip(asked, row, strict=True))
     chosen: list[str] = []
     total = 0
     for term in sorted((t for t in counts if counts[t]), key=lambda t: counts[t]):

@@ -196,13 +196,13 @@ def contents(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
     }
 
 
-def _query(index: TableClause) -> ColumnElement[Any]:
-    """The bound FTS5 query text `match` as a tsquery of the index's configuration.
+def _query(index: TableClause, name: str = "match") -> ColumnElement[Any]:
+    """The bound FTS5 query text `name` as a tsquery of the index's configuration.
 
     Its words are plain letters and digits (domain.search_text), so quoting needs no
     escapes: `"w"*` becomes `'w':*`, `"w"` becomes `'w'`, OR `|` and AND `&`.
     """
-    text: ColumnElement[Any] = bindparam("match")
+    text: ColumnElement[Any] = bindparam(name)
     for pattern, replacement in (
         ('"([^"]*)"\\*', "'\\1':*"),
         ('"([^"]*)"', "'\\1'"),
@@ -215,9 +215,9 @@ def _query(index: TableClause) -> ColumnElement[Any]:
     return func.to_tsquery(config, text)
 
 
-def matches(index: TableClause) -> ColumnElement[bool]:
-    """`index` rows matching the bound parameter `match` (a `fulltext.match_query`)."""
-    return literal_column(f"{index.name}.doc").op("@@", is_comparison=True)(_query(index))
+def matches(index: TableClause, name: str = "match") -> ColumnElement[bool]:
+    """`index` rows matching the bound parameter `name` (a `fulltext.match_query`)."""
+    return literal_column(f"{index.name}.doc").op("@@", is_comparison=True)(_query(index, name))
 
 
 _WEIGHTS: Final[ColumnElement[Any]] = literal_column("'{0.1, 0.2, 0.4, 1.0}'::float4[]")

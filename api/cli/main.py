@@ -16,6 +16,7 @@ from apexmem.cli.evict import evict
 from apexmem.cli.export import export
 from apexmem.cli.forget import forget
 from apexmem.cli.graph import communities, decay_rate, episodes
+from apexmem.cli.links import fact_graph, link
 from apexmem.cli.merges import link_notes, merges
 from apexmem.cli.migrating import migrate
 from apexmem.cli.one_fact import assert_command, retract
@@ -401,8 +402,10 @@ for _command in (
     episodes,
     evict,
     export,
+    fact_graph,
     facts,
     forget,
+    link,
     link_notes,
     mcp_command,
     merges,

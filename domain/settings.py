@@ -107,6 +107,11 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     conflict_strategy: Literal["recency", "confidence"] = "recency"
     default_decay_rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.01
     temporal_decay_rate: Annotated[float, msgspec.Meta(ge=0.0, le=10.0)] = 0.0
+    query_sensitive_cost: bool = False
+    """PRISM: a recall's BFS expands first the entities nearest the question, each costing
+    `(1 - confidence) * max(0.01, 1 - cos(question, entity))` over the edge it was reached
+    by (`1 - confidence` without vectors). Only the order of the walk changes, never what
+    recall returns."""
     community_refresh_interval: _Positive = 100
     """Messages extracted (by `backfill` or the extraction after `add_messages`) between two
     community detections run by themselves, in the background, never holding up a write."""

@@ -15,6 +15,7 @@ import msgspec
 from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, or_, select
 
 from apexmem.domain.recall.activation import Edge
+from apexmem.domain.recall.prism import cheapest_first
 from apexmem.events.timeutil import from_micros
 from apexmem.readmodels.decay import ConfidenceNow
 from apexmem.readmodels.entities import names_of
@@ -33,6 +34,7 @@ from apexmem.readmodels.tables import facts, retrievals
 __all__ = [
     "MAX_FRONTIER",
     "MAX_VISITED",
+    "Costs",
     "EdgeScore",
     "Expansion",
     "Scored",
@@ -154,6 +156,8 @@ class Expansion(msgspec.Struct, frozen=True, kw_only=True):
     edges: list[Scored]
     """The best-scored edges walked (both ends reached), best first."""
     cut_short: bool = False
+    expanded: list[str] = msgspec.field(default_factory=list)
+    """The entities expanded, hop by hop, in the order each hop took them."""
 
 
 def _walk_statement(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
@@ -204,6 +208,9 @@ class _Reader:
 
 EdgeScore = Callable[[Walked, int, float], float]
 """The score of an edge reached `hop` hops from a seed matched with `match` (the arguments)."""
+Costs = Callable[[Mapping[str, float]], Mapping[str, float]]
+"""The cost of expanding each entity, given the confidence of the edge it was reached over
+(a seed's: its match): cheapest first (`domain.recall.prism`)."""
 
 
 def expand(
@@ -218,6 +225,7 @@ def expand(
     frontier_limit: int = MAX_FRONTIER,
     out_of_time: Callable[[], bool] = lambda: False,
     evolved: bool = False,
+    costs: Costs | None = None,
 ) -> Expansion:
     """Breadth-first from every seed at once: the best `keep` edges by `score`.
 
@@ -236,11 +244,17 @@ def expand(
     few per side, and the rest of an entity only when its bound could still enter the
     best `keep`: the same edges are kept, but `reached` holds only the last hop's entities
     reached over the edges read.
+
+    `costs` orders each hop's entities, cheapest first (PRISM), once they are chosen as
+    without it: it changes the order they are expanded in (`expanded`), never which ones
+    are, nor the edges kept.
     """
     reader = _Reader(connection, lens)
     reached = {s.hex: (0, match, s.hex) for s, match in seeds.items()}
     frontier = sorted(reached, key=lambda s: (-reached[s][1], s))
     state = _State(reached=reached, keep=keep, ceiling=ceiling, score=score)
+    state.over = None if costs is None else {s: m for s, (_, m, _) in reached.items()}
+    expanded: list[str] = []
     for hop in range(max_hops):
         if len(state.best) >= keep > 0:
             floor = state.best[keep - 1].score
@@ -249,15 +263,19 @@ def expand(
         if not frontier:
             break
         if out_of_time():
-            return Expansion(reached=reached, edges=state.best[:keep], cut_short=True)
+            best = state.best[:keep]
+            return Expansion(reached=reached, edges=best, cut_short=True, expanded=expanded)
         ids = frontier[:frontier_limit]
+        if costs is not None and state.over is not None:
+            ids = cheapest_first(ids, costs({n: state.over[n] for n in ids}))
+        expanded += ids
         ranked = evolved and hop == max_hops - 1 and reader.current
         if ranked and keep > 0 and math.isfinite(ceiling) and len(ids) <= MAX_ENTITIES:
             arrivals = state.last_hop(reader, ids, hop)
         else:
             arrivals = state.hop(reader.walk(ids), ids, hop)
         frontier = sorted(arrivals, key=lambda n: (-arrivals[n][1], n))
-    return Expansion(reached=reached, edges=state.best)
+    return Expansion(reached=reached, edges=state.best, expanded=expanded)
 
 
 _Reach = tuple[int, float, str]
@@ -277,6 +295,9 @@ class _State:
         self.walked: set[tuple[str, int]] = set()
         self.expanded: set[str] = set()
         self.best: list[Scored] = []
+        self.over: dict[str, float] | None = None
+        """Each entity reached -> the confidence of the strongest edge it was first reached
+        over (a seed's: its match), when the expansion orders by cost."""
 
     def hop(self, edges: list[Walked], ids: list[str], hop: int) -> dict[str, _Reach]:
         """Take in every edge touching `ids` (the entities expanded at `hop`); the arrivals."""
@@ -284,7 +305,7 @@ class _State:
         arrivals = _arrivals(fetched, self.reached, hop)
         self.reached.update(arrivals)
         self.best = self._kept(fetched, self.reached)
-        self._done(fetched, ids)
+        self._done(fetched, ids, arrivals, hop)
         return arrivals
 
     def last_hop(self, reader: _Reader, ids: list[str], hop: int) -> dict[str, _Reach]:
@@ -323,7 +344,7 @@ class _State:
             unread = {}
         self.reached.update(arrivals)
         self.best = best
-        self._done(edges, ids)
+        self._done(edges, ids, arrivals, hop)
         return arrivals
 
     def _settled(
@@ -383,9 +404,19 @@ class _State:
                 into[key] = edge
         return into
 
-    def _done(self, edges: list[Walked], ids: list[str]) -> None:
+    def _done(
+        self, edges: list[Walked], ids: list[str], arrivals: dict[str, _Reach], hop: int
+    ) -> None:
         self.walked.update((e.fact_id, e.position) for e in edges)
         self.expanded.update(ids)
+        if self.over is None:
+            return
+        for edge in edges:
+            ends = ((edge.subject_id, edge.object_id), (edge.object_id, edge.subject_id))
+            for node, other in ends:
+                at = self.reached.get(other)
+                if node in arrivals and at is not None and at[0] == hop:
+                    self.over[node] = max(self.over.get(node, 0.0), edge.confidence)
 
 
 def _arrivals(edges: list[Walked], reached: dict[str, _Reach], hop: int) -> dict[str, _Reach]:

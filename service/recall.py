@@ -24,6 +24,7 @@ from functools import partial
 from time import monotonic
 from typing import Final, Literal
 from uuid import UUID
+from weakref import WeakKeyDictionary
 
 import msgspec
 import numpy as np
@@ -72,8 +73,9 @@ from apexmem.readmodels.recall import (
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.search import matching_entities, visible_entities
 from apexmem.readmodels.store import time_limited
-from apexmem.readmodels.traverse import Walked, activation_edges, expand
+from apexmem.readmodels.traverse import Costs, Walked, activation_edges, expand
 from apexmem.service.nearest import Rounds, nearest_shown
+from apexmem.service.prism import query_costs
 from apexmem.service.recall_links import follow_links
 from apexmem.service.recall_query import RecallQuery
 from apexmem.service.recalled import Provenance, Recall, RecallHit
@@ -111,6 +113,8 @@ class Recaller:
         self.settings = settings
         """What `RecallQuery.of` takes the defaults from."""
         self._clock = clock
+        self._questions: WeakKeyDictionary[_Run, np.ndarray] = WeakKeyDictionary()
+        """Each recall's question vector, from its seeds to its BFS (PRISM's costs)."""
 
     def recall(self, query: RecallQuery) -> Recall:
         """The facts and messages that best answer `query` (see the module docstring).
@@ -250,6 +254,8 @@ class Recaller:
     def _seeds(
         self, connection: Connection, run: _Run, vector: np.ndarray | None
     ) -> dict[UUID, float]:
+        if vector is not None:
+            self._questions[run] = vector
         matches: dict[UUID, float] = {}
         # Every content word (the reference looks up the first five): a name told late in a
         # long question ("... everywhere today Alice") seeds too; rarer words go first.
@@ -337,6 +343,7 @@ class Recaller:
             frontier_limit=_FRONTIER,
             out_of_time=run.out_of_time,
             evolved=True,  # the composite score: match / (1 + hop) * evolved weight * ...
+            costs=self._costs(connection, run),
         )
         run.cut_short |= expansion.cut_short
         found: list[tuple[float, _Key]] = []
@@ -349,6 +356,13 @@ class Recaller:
             seed = run.seed_name(UUID(kept.seed))
             run.graph_why[key] = f"graph: {where} {seed} ({edge.edge_type}, {kept.score:.2f})"
         run.add_list("graph", found)
+
+    def _costs(self, connection: Connection, run: _Run) -> Costs | None:
+        """PRISM's costs for the BFS when `query_sensitive_cost` is on (`service.prism`)."""
+        if not self.settings.memory.graph.query_sensitive_cost:
+            return None
+        model = "" if self._similarity is None else self._similarity.embedder.name
+        return query_costs(connection, self._questions.get(run), model=model)
 
     def _activation(
         self, connection: Connection, run: _Run, seeds: dict[UUID, float], hops: int

@@ -78,7 +78,9 @@ class Services:
         self.writer = writer
         ready = projections.ready
         self.recaller = Recaller(store, similarity, settings, clock)
-        self.usage = Usage(pipeline, store=store, settings=settings, clock=clock, ready=ready)
+        self.usage = Usage(
+            pipeline, log=log, store=store, settings=settings, clock=clock, ready=ready
+        )
         self.communities = Communities(pipeline, store=store, settings=settings, ready=ready)
         self.refresh = CommunityRefresh(
             self.communities, store=store, interval=settings.memory.graph.community_refresh_interval

@@ -15,6 +15,7 @@ __all__ = [
     "TOKEN_PATTERN",
     "ActivationSettings",
     "BeliefRevisionSettings",
+    "FactLinkSettings",
     "GraphSettings",
     "LogSettings",
     "MemorySettings",
@@ -63,6 +64,18 @@ class NoteLinkingSettings(_Section, frozen=True, kw_only=True):
     ] = 86_400
     """Seconds between usage decay passes, 1 to 100 years: a pass's cutoff (now minus this)
     and next due time (plus this) must stay within the dates a datetime holds."""
+
+
+class FactLinkSettings(_Section, frozen=True, kw_only=True):
+    """`[memory.graph.fact_links]`: links between facts (seed 004's memory_link)."""
+
+    co_occurrence_weight: _UnitOpen = 0.3
+    """The strength of the `related_to` link the usage pass (`decay_usage`) records
+    between two facts recalled together often enough (seed 004's coOccurrenceWeight)."""
+    co_occurrence_recalls: Annotated[int, msgspec.Meta(ge=2, le=10_000)] = 3
+    """How many of the recalls since the previous usage pass must have returned both
+    facts of a pair for it to be linked (2 to 10,000); a pair already linked in any way
+    is left as it is."""
 
 
 class ActivationSettings(_Section, frozen=True, kw_only=True):
@@ -146,6 +159,7 @@ class GraphSettings(_Section, frozen=True, kw_only=True):
     note_linking: NoteLinkingSettings = NoteLinkingSettings()
     spreading_activation: ActivationSettings = ActivationSettings()
     belief_revision: BeliefRevisionSettings = BeliefRevisionSettings()
+    fact_links: FactLinkSettings = FactLinkSettings()
 
 
 class ProjectionSettings(_Section, frozen=True, kw_only=True):

@@ -5,6 +5,8 @@ fact's retrievals. A decay pass multiplies by `link_weight_decay_lambda` (0.95) 
 of facts not retrieved within `link_weight_decay_interval_secs` (a day), at most once per
 interval. Each pass is a `retrieval-counts-decayed.v1` event on the usage stream carrying
 its factor and cutoff, so a rebuild applies the same passes at the same points of the log.
+In the same append, the pass links the facts recalled together often enough since the
+previous pass (`service.co_occurrence`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from apexmem.domain.settings import MAX_DECAY_INTERVAL_SECS, Settings
 from apexmem.events.envelope import AppendResult
 from apexmem.events.errors import ValidationError
 from apexmem.events.policy import RetrievalCountsDecayed
-from apexmem.events.ports import LockedLog
+from apexmem.events.ports import LockedLog, Log
 from apexmem.readmodels import ReadModels
 from apexmem.readmodels.recall import retrieval_counts
 from apexmem.readmodels.usage import usage_decays_of
 from apexmem.service.arguments import uuid_of
+from apexmem.service.co_occurrence import CoOccurrence, Recalls
 from apexmem.service.logs import get_logger
 from apexmem.service.pipeline import Append, Pipeline, Versions
 
@@ -49,6 +52,8 @@ class UsageDecay(msgspec.Struct, frozen=True, kw_only=True):
     """When the pass before it ran, if one did."""
     next_due: datetime
     """When the next pass is due (one interval after the latest pass)."""
+    linked: int = 0
+    """Pairs of facts it linked `related_to` for being recalled together (co-occurrence)."""
 
 
 class Usage:
@@ -58,12 +63,15 @@ class Usage:
         self,
         pipeline: Pipeline,
         *,
+        log: Log,
         store: ReadModels,
         settings: Settings,
         clock: Callable[[], datetime],
         ready: Callable[[], None],
     ) -> None:
         self._pipeline = pipeline
+        self._log = log
+        self._co_occurrence = CoOccurrence(log, settings.memory.graph.fact_links)
         self._store = store
         self._settings = settings
         self._clock = clock
@@ -75,7 +83,8 @@ class Usage:
         Each count of a fact last retrieved more than `link_weight_decay_interval_secs` ago
         is multiplied by `link_weight_decay_lambda` and truncated, as the reference does;
         counts of 0 stay 0. A pass runs at most once per interval unless `force`; pending
-        usage is recorded first, so the pass sees every recall made before it.
+        usage is recorded first, so the pass sees every recall made before it. A pass also
+        links the facts recalled together often enough since the previous one.
         """
         self._pipeline.refuse_if_read_only()
         linking = self._settings.memory.graph.note_linking
@@ -83,7 +92,7 @@ class Usage:
         interval = _interval(linking.link_weight_decay_interval_secs)
         self._pipeline.flush_usage()
         decided = self._pipeline.run(
-            "usage-decay", lambda _: _Decay(factor, interval, self._clock, force, actor)
+            "usage-decay", lambda _: self._attempt(factor, interval, force=force, actor=actor)
         )
         if not decided.ran:
             return decided
@@ -95,6 +104,15 @@ class Usage:
         _logger.info("usage.decayed", **msgspec.structs.asdict(done))
         return done
 
+    def _attempt(
+        self, factor: float, interval: timedelta, *, force: bool, actor: str | None
+    ) -> _Decay:
+        """One try, with the recalls since the latest pass read ahead of the write lock."""
+        passes = self._log.read_stream(USAGE_ID)
+        recalls = self._co_occurrence.recalls(passes[-1].position if passes else 0)
+        window = _Window(self._co_occurrence, recalls)
+        return _Decay(factor, interval, self._clock, force=force, actor=actor, window=window)
+
     def retrieval_counts(self, fact_ids: Iterable[UUID | str]) -> dict[UUID, float]:
         """How often recalls returned each of these fact versions, after the decay passes
         (facts never returned are left out). Usage held for a batch is recorded first."""
@@ -103,6 +121,13 @@ class Usage:
         self._ready()
         with self._store.read() as connection:
             return retrieval_counts(connection, ids)
+
+
+class _Window(msgspec.Struct, frozen=True):
+    """The co-occurrence planner and the recalls it read ahead for one attempt."""
+
+    planner: CoOccurrence
+    recalls: Recalls
 
 
 class _Decay:
@@ -114,11 +139,14 @@ class _Decay:
         factor: float,
         interval: timedelta,
         clock: Callable[[], datetime],
+        *,
         force: bool,
         actor: str | None,
+        window: _Window,
     ) -> None:
         self._factor, self._interval, self._clock = factor, interval, clock
         self._force, self._actor = force, actor
+        self._window = window
         self._decided: UsageDecay | None = None
 
     def decide(self, log: LockedLog) -> Append:
@@ -138,8 +166,12 @@ class _Decay:
             next_due=cutoff,
         )
         data = RetrievalCountsDecayed(factor=self._factor, cutoff=cutoff)
-        numbered = Versions.after({USAGE_ID: passes}, actor=self._actor)
-        return Append(events=[numbered.event(USAGE_ID, data)])
+        after = passes[-1].position if passes else 0
+        found, links = self._window.planner.links(log, self._window.recalls, after=after)
+        self._decided = msgspec.structs.replace(self._decided, linked=len(links))
+        numbered = Versions.after({USAGE_ID: passes, **found}, actor=self._actor)
+        linked = [numbered.event(stream, link) for stream, link in links]
+        return Append(events=[numbered.event(USAGE_ID, data), *linked])
 
     def finish(self, appended: AppendResult | None) -> UsageDecay:
         assert self._decided is not None

@@ -14,10 +14,7 @@ from uuid import UUID
 import msgspec
 from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, or_, select
 
-from apexmem.domain.recall.activation import Edge
 from apexmem.domain.recall.prism import cheapest_first
-from apexmem.events.timeutil import from_micros
-from apexmem.readmodels.decay import ConfidenceNow
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.facts import facts_of, prepared_believed
 from apexmem.readmodels.moment import EVERY_FACT, Lens
@@ -39,7 +36,6 @@ __all__ = [
     "Expansion",
     "Scored",
     "Walked",
-    "activation_edges",
     "expand",
     "traverse_from",
 ]
@@ -85,35 +81,6 @@ def traverse_from(
     ]
     reached.sort(key=lambda r: (r.hops, r.name))
     return Subgraph(entities=reached, facts=edges)
-
-
-def activation_edges(
-    connection: Connection,
-    ids: Sequence[str],
-    *,
-    lens: Lens = EVERY_FACT,
-    confidence_now: ConfidenceNow | None = None,
-) -> list[Edge[str]]:
-    """The edges `lens` sees touching `ids`, as spreading activation weighs them (ids as
-    stored: hex, converted by no one: a spread walks thousands of them); confidences
-    decayed by `confidence_now` when given."""
-    now = confidence_now if confidence_now is not None else _as_stored
-    return [
-        Edge(
-            edge_id=w.fact_id,
-            source=w.subject_id,
-            target=w.object_id,
-            edge_type=w.edge_type,
-            confidence=now(w.confidence, w.observed_at, w.edge_type),
-            retrieval_count=w.retrievals,
-            valid_from=from_micros(w.valid_from),
-        )
-        for w in _Reader(connection, lens).walk(list(ids))
-    ]
-
-
-def _as_stored(confidence: float, _observed_at: int, _edge_type: str) -> float:
-    return confidence
 
 
 class Walked(NamedTuple):

@@ -72,8 +72,9 @@ from apexmem.readmodels.recall import (
 )
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.readmodels.search import matching_entities, visible_entities
+from apexmem.readmodels.spread_edges import activation_edges
 from apexmem.readmodels.store import time_limited
-from apexmem.readmodels.traverse import Costs, Walked, activation_edges, expand
+from apexmem.readmodels.traverse import Costs, Walked, expand
 from apexmem.service.nearest import Rounds, nearest_shown
 from apexmem.service.prism import query_costs
 from apexmem.service.recall_links import follow_links
@@ -367,14 +368,19 @@ class Recaller:
     def _activation(
         self, connection: Connection, run: _Run, seeds: dict[UUID, float], hops: int
     ) -> None:
-        def edges_of(ids: Sequence[str]) -> list[Edge[str]]:
-            return activation_edges(
-                connection, ids, lens=run.walk_lens, confidence_now=run.confidence_now
-            )
-
         params = msgspec.structs.replace(
             ActivationParams.of(self.settings.memory.graph), max_hops=hops
         )
+
+        def edges_of(ids: Sequence[str]) -> list[Edge[str]]:
+            return activation_edges(
+                connection,
+                ids,
+                lens=run.walk_lens,
+                confidence_now=run.confidence_now,
+                dated=params.temporal_decay_rate > 0,
+            )
+
         result = spread(
             {seed.hex: score for seed, score in seeds.items()},
             edges_of,

@@ -16,7 +16,7 @@ from apexmem import ApexmemError, Memory, ValidationError
 from apexmem.domain.recall import ActivationParams, spread
 from apexmem.events.log import EventLog
 from apexmem.readmodels import dump
-from apexmem.readmodels.traverse import activation_edges
+from apexmem.readmodels.spread_edges import activation_edges
 
 
 def year(value: int, month: int = 1, day: int = 1) -> datetime:

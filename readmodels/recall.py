@@ -24,6 +24,7 @@ from sqlalchemy import (
     case,
     func,
     select,
+    union_all,
 )
 
 from apexmem.events.timeutil import from_micros
@@ -285,17 +286,21 @@ def visible_messages(
     return found
 
 
-def _structure(end: str, valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
-    column = as_stored(facts.c[end])
-    return (
-        select(column, facts.c.edge_type, func.count())
-        .where(
-            column.in_(bindparam("ids", expanding=True)),
-            facts.c.object_id.is_not(None),
-            *prepared_believed(valid, known, typed, fading),
+def _structure(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
+    """Edges of each of `ids` by edge type, counted at each end, in one statement."""
+    counts = []
+    for end in ("subject_id", "object_id"):
+        column = as_stored(facts.c[end])
+        counts.append(
+            select(column, facts.c.edge_type, func.count())
+            .where(
+                column.in_(bindparam("ids", expanding=True)),
+                facts.c.object_id.is_not(None),
+                *prepared_believed(valid, known, typed, fading),
+            )
+            .group_by(column, facts.c.edge_type)
         )
-        .group_by(column, facts.c.edge_type)
-    )
+    return union_all(*counts)
 
 
 _STRUCTURE: Final = Prepared(_structure)
@@ -317,12 +322,11 @@ def edge_structure(
     params = lens.params()
     shape = lens.shape()
     listed = list(wanted)
-    for end in ("subject_id", "object_id"):
-        for i in range(0, len(listed), _CHUNK):
-            params["ids"] = listed[i : i + _CHUNK]
-            for entity, edge_type, count in _STRUCTURE.rows(connection, params, end, *shape):
-                degree[entity] += count
-                kinds[entity].add(edge_type)
+    for i in range(0, len(listed), _CHUNK):
+        params["ids"] = listed[i : i + _CHUNK]
+        for entity, edge_type, count in _STRUCTURE.rows(connection, params, *shape):
+            degree[entity] += count
+            kinds[entity].add(edge_type)
     return {wanted[e]: (degree[e], len(kinds[e])) for e in wanted}
 
 

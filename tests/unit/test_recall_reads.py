@@ -19,6 +19,7 @@ from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.recall import composite_score
 from apexmem.readmodels import recall as reads
+from apexmem.readmodels.moment import Lens
 from apexmem.readmodels.prepared import Prepared, id_of
 from apexmem.readmodels.traverse import Walked, expand
 
@@ -226,3 +227,28 @@ def test_a_stored_id_reads_back_as_the_same_uuid(value: UUID) -> None:
         str(value),
         value.version,
     )
+
+
+@pytest.mark.parametrize("types", [(), ("causal",)])
+def test_an_entity_s_structure_counts_its_edges_at_both_ends(
+    memory: Memory, types: tuple[str, ...]
+) -> None:
+    memory.assert_facts(
+        [
+            fact("Ann", "knows", "Ben"),
+            fact("Cyd", "knows", "Ann"),
+            fact("Ann", "caused", "Outage", edge_type="causal"),
+            fact("Ben", "caused", "Outage", edge_type="causal"),
+        ]
+    )
+    ids = {e.name: e.entity_id for e in memory.entities()}
+
+    with memory.store.read() as connection:
+        found = reads.edge_structure(
+            connection, [ids["Ann"], ids["Outage"]], lens=Lens(edge_types=types)
+        )
+
+    if types:
+        assert found == {ids["Ann"]: (1, 1), ids["Outage"]: (2, 1)}
+    else:
+        assert found == {ids["Ann"]: (3, 2), ids["Outage"]: (2, 1)}

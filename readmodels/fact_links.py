@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import Connection, bindparam, or_, select
+from sqlalchemy import BigInteger, BindParameter, Connection, Select, bindparam, or_, select
 
 from apexmem.readmodels.facts import fact_rows, known, rows_statement
+from apexmem.readmodels.prepared import Prepared, as_stored, stored_time
 from apexmem.readmodels.rows import FactRow
-from apexmem.readmodels.tables import fact_links, facts
+from apexmem.readmodels.tables import fact_links, facts, stored_micros
 
-__all__ = ["LinkRow", "facts_by_id", "links_of"]
+__all__ = ["LinkRow", "StoredLink", "facts_by_id", "links_of", "links_touching"]
 
 _CHUNK: Final = 400
 _TOUCHING: Final = select(fact_links).where(
@@ -23,6 +24,53 @@ _TOUCHING: Final = select(fact_links).where(
         fact_links.c.target_id.in_(bindparam("ids", expanding=True)),
     )
 )
+
+
+StoredLink = tuple[str, str, str, float, int]
+"""A link as the recall path reads it: source and target ids as stored (hex), link type,
+strength and the position of its latest event."""
+
+
+def _touching(known: bool) -> Select[Any]:
+    ids: BindParameter[Any] = bindparam("ids", expanding=True)
+    statement = select(
+        as_stored(fact_links.c.source_id),
+        as_stored(fact_links.c.target_id),
+        fact_links.c.link_type,
+        fact_links.c.strength,
+        fact_links.c.position,
+    ).where(
+        or_(as_stored(fact_links.c.source_id).in_(ids), as_stored(fact_links.c.target_id).in_(ids))
+    )
+    if known:
+        statement = statement.where(
+            stored_time(fact_links.c.recorded_at) <= bindparam("known_at", type_=BigInteger)
+        )
+    return statement
+
+
+_TOUCHING_STORED: Final = Prepared(_touching)
+
+
+def links_touching(
+    connection: Connection, ids: Sequence[str], *, known_at: datetime | None = None
+) -> list[StoredLink]:
+    """`links_of` on the recall path: ids given and returned as stored (hex), through a
+    prepared statement, each link at its latest strength recorded by `known_at`."""
+    latest: dict[tuple[str, str, str], StoredLink] = {}
+    wanted = list(dict.fromkeys(ids))
+    params: dict[str, Any] = {}
+    if known_at is not None:
+        params["known_at"] = stored_micros(known_at)
+    for i in range(0, len(wanted), _CHUNK):
+        params["ids"] = wanted[i : i + _CHUNK]
+        for row in _TOUCHING_STORED.rows(connection, params, known_at is not None):
+            source, target, link_type, strength, position = row
+            key = (source, target, link_type)
+            held = latest.get(key)
+            if held is None or held[4] < position:
+                latest[key] = (source, target, link_type, strength, position)
+    return sorted(latest.values(), key=lambda link: link[4])
 
 
 class LinkRow(msgspec.Struct, frozen=True, kw_only=True):

@@ -10,14 +10,12 @@ graph's, and each hit it brings says which link brought it.
 from __future__ import annotations
 
 from typing import Final, Literal, Protocol
-from uuid import UUID
 
 from sqlalchemy import Connection
 
 from apexmem.domain.links import LINK_TYPE_WEIGHTS
-from apexmem.readmodels.fact_links import LinkRow, links_of
+from apexmem.readmodels.fact_links import StoredLink, links_touching
 from apexmem.readmodels.moment import Lens
-from apexmem.readmodels.prepared import id_of
 from apexmem.readmodels.recall import FactKey, visible_facts
 
 __all__ = ["LINKS", "Lists", "follow_links"]
@@ -51,16 +49,17 @@ def follow_links(connection: Connection, run: Lists) -> None:
                 best[item] = place
     if not best:
         return
-    links = links_of(connection, [id_of(f) for f in best], known_at=run.lens.known_at)
+    links = links_touching(connection, list(best), known_at=run.lens.known_at)
     brought: dict[str, tuple[float, str]] = {}
     for link in links:
-        for here, there in ((link.source_id, link.target_id), (link.target_id, link.source_id)):
-            rank = best.get(here.hex)
+        source, target, link_type, strength, _ = link
+        for here, there in ((source, target), (target, source)):
+            rank = best.get(here)
             if rank is None:
                 continue
-            score = LINK_TYPE_WEIGHTS.get(link.link_type, 1.0) * link.strength / (1 + rank)
-            if score > brought.get(there.hex, (0.0, ""))[0]:
-                brought[there.hex] = (score, _why(link, here))
+            score = LINK_TYPE_WEIGHTS.get(link_type, 1.0) * strength / (1 + rank)
+            if score > brought.get(there, (0.0, ""))[0]:
+                brought[there] = (score, _why(link, here))
     if not brought:
         return
     shown = visible_facts(connection, list(brought), lens=run.lens)
@@ -75,12 +74,13 @@ def follow_links(connection: Connection, run: Lists) -> None:
         run.add_list(LINKS, found)
 
 
-def _why(link: LinkRow, hit: UUID) -> str:
-    """`fact link: 0750663 caused_by 846c4ab (from a hit, strength 0.80, weight 1.5)`."""
-    source, target = link.source_id.hex[:8], link.target_id.hex[:8]
-    end = "source" if link.source_id == hit else "target"
-    weight = LINK_TYPE_WEIGHTS.get(link.link_type, 1.0)
+def _why(link: StoredLink, hit: str) -> str:
+    """`fact link: 07506636 caused_by 846c4ab0 (its target was found, strength 0.80,
+    weight 1.5)`."""
+    source, target, link_type, strength, _ = link
+    end = "source" if source == hit else "target"
+    weight = LINK_TYPE_WEIGHTS.get(link_type, 1.0)
     return (
-        f"fact link: {source} {link.link_type} {target} (its {end} was found,"
-        f" strength {link.strength:.2f}, weight {weight})"
+        f"fact link: {source[:8]} {link_type} {target[:8]} (its {end} was found,"
+        f" strength {strength:.2f}, weight {weight})"
     )

@@ -4,6 +4,7 @@ history, made by the usage pass from co-occurrence, and the same after a rebuild
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from pg_schemas import postgres_schema
@@ -31,6 +32,10 @@ def test_links_on_postgresql_are_walked_followed_and_rebuilt(url: str) -> None:
         coffee = memory.assert_fact(subject="Bob", relation="drinks", object="coffee").fact_id
         made = memory.link(short_fact(pump), short_fact(cause), "CAUSED_BY", 0.8)
         hits = {h.item_id: h for h in memory.recall("why did the heat pump disconnect")}
+        before = made.recorded_at - timedelta(microseconds=1)
+        then = [
+            h.item_id for h in memory.recall("why did the heat pump disconnect", known_at=before)
+        ]
         for _ in range(3):
             memory.recall("Alice and Bob")
         usage = memory.decay_usage(force=True)
@@ -42,6 +47,7 @@ def test_links_on_postgresql_are_walked_followed_and_rebuilt(url: str) -> None:
 
     assert (made.source, made.target, made.link_type) == (pump, cause, "caused_by")
     assert any(w.startswith("fact link:") for w in hits[cause].why)
+    assert pump in then and cause not in then
     assert usage.linked == 1
     assert [(d, link.link_type) for d, link in graph.direct()] == [("in", "caused_by")]
     assert rebuilt == graph

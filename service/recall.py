@@ -167,7 +167,7 @@ class Recaller:
                     else:
                         self._activation(connection, run, seeds, query.max_hops)
                 if not run.out_of_time():
-                    follow_links(connection, run)
+                    follow_links(connection, run, query.max_hops)
                 if not run.out_of_time():
                     self._context(connection, run)
             return run.result(connection)

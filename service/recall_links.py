@@ -1,10 +1,11 @@
 """Recall's fact-link stage: the facts a list found bring the facts linked to them.
 
-Seed 004's recall follows typed links from the facts search found; seed 003 ranks what a
-link brings by its type: `type weight * strength / (1 + rank)`, the rank being the best
-place the linking fact holds in a list (the seed's hop count: a link from the first hit
-counts most). What it brings forms one more ranked list for the fusion, weighed as the
-graph's, and each hit it brings says which link brought it.
+Seed 004's recall follows typed links from the facts search found, up to the recall's
+`max_hops` links away; seed 003 ranks what a link brings by its type: a fact found at rank
+r counts 1 / (1 + r), and a fact one more link away `type weight * strength / hop` times
+the fact it is reached from (a link from the first hit counts most). Only facts the recall
+may show are brought or walked through. What it brings forms one more ranked list for the
+fusion, weighed as the graph's, and each hit it brings says which link brought it.
 """
 
 from __future__ import annotations
@@ -40,38 +41,55 @@ class Lists(Protocol):
         ...
 
 
-def follow_links(connection: Connection, run: Lists) -> None:
-    """Add the list of facts linked to those the lists found so far (none: no list)."""
-    best: dict[str, int] = {}
+def follow_links(connection: Connection, run: Lists, hops: int = 1) -> None:
+    """Add the list of facts linked to those the lists found so far, up to `hops` links
+    away (at least one); none when no link leads anywhere the recall may show."""
+    reached: dict[str, float] = {}
     for _, keys in run.found:
         for place, (kind, item) in enumerate(keys, start=1):
-            if kind == "fact" and place < best.get(item, place + 1):
-                best[item] = place
-    if not best:
-        return
-    links = links_touching(connection, list(best), known_at=run.lens.known_at)
+            if kind == "fact":
+                reached[item] = max(reached.get(item, 0.0), 1 / (1 + place))
     brought: dict[str, tuple[float, str]] = {}
-    for link in links:
-        source, target, link_type, strength, _ = link
-        for here, there in ((source, target), (target, source)):
-            rank = best.get(here)
-            if rank is None:
-                continue
-            score = LINK_TYPE_WEIGHTS.get(link_type, 1.0) * strength / (1 + rank)
-            if score > brought.get(there, (0.0, ""))[0]:
-                brought[there] = (score, _why(link, here))
-    if not brought:
-        return
-    shown = visible_facts(connection, list(brought), lens=run.lens)
+    frontier = dict(reached)
+    for hop in range(1, max(hops, 1) + 1):
+        step = _step(connection, run, frontier, hop)
+        improved = {f: b for f, b in step.items() if b[0] > brought.get(f, (0.0, ""))[0]}
+        brought.update(improved)
+        frontier = {f: b[0] for f, b in improved.items() if f not in reached}
+        reached.update(frontier)
+        if not frontier:
+            break
     found: list[tuple[float, _Key]] = []
     for item, (score, why) in brought.items():
-        if item in shown:
-            run.facts.setdefault(item, shown[item])
-            found.append((score, ("fact", item)))
-            run.context_why.setdefault(("fact", item), []).append(why)
+        found.append((score, ("fact", item)))
+        run.context_why.setdefault(("fact", item), []).append(why)
     if found:
         run.weights.setdefault(LINKS, run.weights["graph"])
         run.add_list(LINKS, found)
+
+
+def _step(
+    connection: Connection, run: Lists, frontier: dict[str, float], hop: int
+) -> dict[str, tuple[float, str]]:
+    """The facts the recall may show one link from `frontier` (each fact with the score it
+    is reached with), each with its best score, seed 003's `weight * strength / hop` times
+    the score of the fact it is reached from, and why."""
+    step: dict[str, tuple[float, str]] = {}
+    for link in links_touching(connection, list(frontier), known_at=run.lens.known_at):
+        source, target, link_type, strength, _ = link
+        for here, there in ((source, target), (target, source)):
+            base = frontier.get(here)
+            if base is None:
+                continue
+            score = base * LINK_TYPE_WEIGHTS.get(link_type, 1.0) * strength / hop
+            if score > step.get(there, (0.0, ""))[0]:
+                step[there] = (score, _why(link, here))
+    if not step:
+        return step
+    shown = visible_facts(connection, list(step), lens=run.lens)
+    for item in shown:
+        run.facts.setdefault(item, shown[item])
+    return {item: found for item, found in step.items() if item in shown}
 
 
 def _why(link: StoredLink, hit: str) -> str:

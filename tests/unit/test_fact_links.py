@@ -246,3 +246,33 @@ def test_a_stronger_link_type_ranks_what_it_brings_higher(words_only: Memory) ->
     order = [h.item_id for h in words_only.recall("heat pump")]
 
     assert order.index(cause) < order.index(part)
+
+
+def test_recall_follows_links_as_far_as_max_hops(words_only: Memory) -> None:
+    pump = fact(words_only, "heat pump", "The heat pump lost its Zigbee connection")
+    cause = fact(words_only, "coordinator", "Coordinator firmware is outdated")
+    needs = fact(words_only, "nibe", "Nibe S1155 requires version 2.0.4")
+    words_only.link(pump, cause, "caused_by")
+    words_only.link(cause, needs, "depends_on", 0.7)
+
+    near = [h.item_id for h in words_only.recall("heat pump", max_hops=1)]
+    far = {h.item_id: h for h in words_only.recall("heat pump", max_hops=2)}
+
+    assert cause in near and needs not in near
+    assert [w for w in far[needs].why if w.startswith("fact link:")] == [
+        f"fact link: {cause.hex[:8]} depends_on {needs.hex[:8]} (its source was found,"
+        " strength 0.70, weight 0.9)"
+    ]
+
+
+def test_recall_does_not_walk_through_a_withdrawn_fact(words_only: Memory) -> None:
+    pump = fact(words_only, "heat pump", "The heat pump lost its Zigbee connection")
+    cause = fact(words_only, "coordinator", "Coordinator firmware is outdated")
+    needs = fact(words_only, "nibe", "Nibe S1155 requires version 2.0.4")
+    words_only.link(pump, cause, "caused_by")
+    words_only.link(cause, needs, "depends_on")
+    words_only.retract(cause, reason="wrong")
+
+    hits = [h.item_id for h in words_only.recall("heat pump", max_hops=2)]
+
+    assert cause not in hits and needs not in hits

@@ -16,14 +16,18 @@ from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 from sqlalchemy import (
+    ARRAY,
     ClauseElement,
+    ColumnElement,
     Connection,
-    Select,
+    String,
     Uuid,
+    and_,
     bindparam,
     case,
     func,
     select,
+    true,
     union_all,
 )
 
@@ -117,27 +121,49 @@ def fact_key_columns() -> list[Any]:
 _INDEXES: Final = {"facts": (facts_fts, "fact_id"), "messages": (messages_fts, "message_id")}
 
 
-def _ranked(name: str, floor: bool, ceiling: bool, *shape: bool) -> ClauseElement:
-    """The best `size` rows of a window that the state asked for keeps, with the columns of
-    their key and their score: `shape` is a `Lens.shape()` for facts, (valid, known) for
-    messages. The check is a join, so the rows ranked are those that can be shown."""
+def _ranked(name: str, lateral: bool, floor: bool, ceiling: bool, *shape: bool) -> ClauseElement:
+    """A window's best `size` rows, each as (id, score, then the columns of its key when
+    the state asked for shows it, else nulls): `shape` is a `Lens.shape()` for facts,
+    (valid, known) for messages. The check is an outer join on the ranked page, so only
+    the page's rows are looked up; `lateral` (PostgreSQL) makes it a lookup per row by
+    id, which the planner would otherwise trade for a scan of every fact when the
+    tables have no statistics yet."""
     index, key = _INDEXES[name]
+    page = select(index.c[key].label("item"), index.c.rowid.label("at"), rank(index).label("score"))
+    page = page.where(matches(index))
+    if floor:
+        page = page.where(index.c.rowid > bindparam("floor"))
+    if ceiling:
+        page = page.where(index.c.rowid <= bindparam("ceiling"))
+    ranked = page.order_by(rank(index).desc(), index.c.rowid).limit(bindparam("size")).subquery()
     if name == "facts":
-        statement = (
-            select(*fact_key_columns(), rank(index).label("score"))
-            .select_from(index.join(facts, facts.c.fact_id == index.c[key]))
-            .where(matches(index), *prepared_believed(*shape))
+        shown = select(*fact_key_columns()).where(
+            facts.c.fact_id == ranked.c.item, *prepared_believed(*shape)
         )
     else:
-        statement = _message_keys(*shape).add_columns(rank(index).label("score"))
-        statement = statement.join(index, index.c[key] == messages.c.message_id).where(
-            matches(index)
+        shown = (
+            select(*_message_columns())
+            .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
+            .where(messages.c.message_id == ranked.c.item, *_said(*shape))
         )
-    if floor:
-        statement = statement.where(index.c.rowid > bindparam("floor"))
-    if ceiling:
-        statement = statement.where(index.c.rowid <= bindparam("ceiling"))
-    return statement.order_by(rank(index).desc(), index.c.rowid).limit(bindparam("size"))
+    if lateral:  # one believed state at most: the limit keeps the planner from unnesting it
+        found = shown.limit(1).lateral()
+        joined = ranked.outerjoin(found, true())
+        columns = list(found.c)
+    elif name == "facts":
+        joined = ranked.outerjoin(facts, shown.whereclause)
+        columns = fact_key_columns()
+    else:
+        joined = ranked.outerjoin(
+            messages, and_(messages.c.message_id == ranked.c.item, *_said(*shape))
+        )
+        joined = joined.outerjoin(episodes, episodes.c.episode_id == messages.c.episode_id)
+        columns = _message_columns()
+    return (
+        select(ranked.c.item, ranked.c.score, *columns)
+        .select_from(joined)
+        .order_by(ranked.c.score.desc(), ranked.c.at)
+    )
 
 
 _RANKED: Final = Prepared(_ranked)
@@ -170,22 +196,24 @@ def _paged(
 def _in_window(
     connection: Connection, name: str, window: Window, size: int, shown: _Shown
 ) -> list[tuple[Any, float]]:
-    """The best `size` rows of one window that `shown` keeps, each item once (a page first,
-    then longer ones while repeated items leave too few)."""
+    """The best `size` rows of one window that `shown` keeps (a page first, then longer
+    ones up to every ranked row of the window while too few are shown)."""
     params = {**shown.params, "match": window.match, "floor": window.floor}
     params["ceiling"] = window.ceiling
-    shape = (window.floor is not None, window.ceiling is not None, *shown.shape)
+    lateral = connection.dialect.name == "postgresql"
+    shape = (lateral, window.floor is not None, window.ceiling is not None, *shown.shape)
     page = size * _SPARE
     while True:
         rows = _RANKED.rows(connection, {**params, "size": page}, name, *shape)
         # A version told in other words has a row per sentence: it counts once, at its best.
         firsts: dict[str, Any] = {}
         for row in rows:
-            firsts.setdefault(row[0], row)
-        if len(firsts) >= size or len(rows) < page:
+            if row[2] is not None:
+                firsts.setdefault(row[0], row)
+        if len(firsts) >= size or len(rows) < page or page >= RANKED_ROWS:
             break
-        page *= 4
-    return [(shown.key(*row[:-1]), row[-1]) for row in firsts.values()][:size]
+        page = min(page * 4, RANKED_ROWS)
+    return [(shown.key(*row[2:]), row[1]) for row in firsts.values()][:size]
 
 
 def ranked_facts(
@@ -215,11 +243,23 @@ def ranked_messages(
     return _paged(connection, "messages", terms, size, _Shown(moment.stored(), shape, MessageKey))
 
 
-def _visible_facts(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
-    return select(*fact_key_columns()).where(
-        as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True)),
-        *prepared_believed(valid, known, typed, fading),
-    )
+def _visible_facts(
+    lateral: bool, valid: bool, known: bool, typed: bool, fading: bool
+) -> ClauseElement:
+    """The `FactKey`s of the versions among `ids` the state sees; `lateral` (PostgreSQL)
+    looks each id up by its key, which the planner would otherwise trade for a scan of the
+    believed facts when the tables have no statistics yet."""
+    believed = prepared_believed(valid, known, typed, fading)
+    if not lateral:
+        return select(*fact_key_columns()).where(
+            as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True)), *believed
+        )
+    ids = bindparam("ids", type_=ARRAY(String))
+    asked = func.unnest(ids).table_valued("id").render_derived(name="asked")
+    # One believed state at most: the limit keeps the planner from unnesting the lookup.
+    one = select(*fact_key_columns()).where(facts.c.fact_id == asked.c.id, *believed).limit(1)
+    found = one.lateral()
+    return select(*found.c).select_from(asked.join(found, true()))
 
 
 _VISIBLE_FACTS: Final = Prepared(_visible_facts)
@@ -235,32 +275,41 @@ def visible_facts(
     wanted = list(dict.fromkeys(ids))
     found: dict[str, FactKey] = {}
     params = lens.params()
-    shape = lens.shape()
+    shape = (connection.dialect.name == "postgresql", *lens.shape())
     for i in range(0, len(wanted), _CHUNK):
         params["ids"] = wanted[i : i + _CHUNK]
         found.update((r[0], FactKey(*r)) for r in _VISIBLE_FACTS.rows(connection, params, *shape))
     return found
 
 
-def _message_keys(valid: bool, known: bool) -> Select[Any]:
-    """A `MessageKey`'s columns of the messages said by `valid_at` and recorded by
-    `known_at` (when `valid`, `known`)."""
-    statement = select(
+def _message_columns() -> list[Any]:
+    """The columns of a `MessageKey`, in order, from messages joined with episodes."""
+    return [
         as_stored(messages.c.message_id),
         episodes.c.conversation,
         messages.c.ref,
         func.lower(messages.c.speaker),
-    ).select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
+    ]
+
+
+def _said(valid: bool, known: bool) -> list[ColumnElement[bool]]:
+    """Messages said by `valid_at` and recorded by `known_at` (when `valid`, `known`)."""
+    found = []
     if valid:
-        statement = statement.where(stored_time(messages.c.at) <= bindparam("valid_at"))
+        found.append(stored_time(messages.c.at) <= bindparam("valid_at"))
     if known:
-        statement = statement.where(stored_time(messages.c.recorded_at) <= bindparam("known_at"))
-    return statement
+        found.append(stored_time(messages.c.recorded_at) <= bindparam("known_at"))
+    return found
 
 
 def _visible_messages(valid: bool, known: bool) -> ClauseElement:
-    return _message_keys(valid, known).where(
-        as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True))
+    return (
+        select(*_message_columns())
+        .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
+        .where(
+            as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True)),
+            *_said(valid, known),
+        )
     )
 
 

@@ -28,6 +28,7 @@ from apexmem.events.postgres import is_postgres_url
 
 __all__ = [
     "DEFAULT_SCHEMA",
+    "analyze_if_grown",
     "cache_directory",
     "engine_for",
     "is_url",
@@ -43,6 +44,24 @@ _SCHEMA: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _LOCK_CLASS: Final = 0x61_706D  # "apm": apart from other applications' advisory locks
 _POLL_SECONDS: Final = 0.002
 """How often a time limit asks its `out_of_time` while a statement runs."""
+MANY_EVENTS: Final = 500
+"""Events a catch-up applies before `analyze_if_grown` looks at the tables at all."""
+_GROWTH: Final = 1.2
+"""A table this many times the size it had at its last ANALYZE (or never analyzed) grew."""
+_LEAST_PAGES: Final = 8
+"""Tables under this many pages (64 kB) are scanned whole in no time: never analyzed here."""
+_GROWN: Final = f"""
+    SELECT c.oid::regclass::text,
+           coalesce((SELECT array_agg(i.indexrelid::regclass::text) FROM pg_index AS i
+                     JOIN pg_class AS x ON x.oid = i.indexrelid
+                     JOIN pg_am AS a ON a.oid = x.relam
+                     WHERE i.indrelid = c.oid AND a.amname = 'gin'), '{{}}')
+    FROM pg_class AS c
+    WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
+      AND pg_relation_size(c.oid) / current_setting('block_size')::int >= {_LEAST_PAGES}
+      AND pg_relation_size(c.oid) / current_setting('block_size')::int
+          > {_GROWTH} * greatest(c.relpages, 0)
+    ORDER BY 1"""
 
 
 @compiles(Uuid, "postgresql")
@@ -95,6 +114,28 @@ def engine_for(location: str, schema: str) -> Engine:
         reason = "; ".join(line.strip() for line in str(e.orig).splitlines() if line.strip())
         raise ApexmemError(f"cannot open the read models at {shown}: {reason}") from e
     return engine
+
+
+def analyze_if_grown(engine: Engine, applied: int) -> list[str]:
+    """After a catch-up of `applied` events, refresh the planner's view of the tables that
+    grew: ANALYZE each, and move its full-text (GIN) index's pending entries into the index.
+    The tables analyzed, by name (none on SQLite, or when fewer than `MANY_EVENTS` applied).
+
+    Autovacuum does both in time on a server that runs it; one that lags behind a bulk
+    catch-up (or runs with it off) leaves a planner without statistics, which scans whole
+    tables, and GIN pending lists that every full-text question reads row by row. The cost
+    is bounded: ANALYZE reads a sample of each table, and a pending list is at most
+    `gin_pending_list_limit`.
+    """
+    if engine.dialect.name != "postgresql" or applied < MANY_EVENTS:
+        return []
+    with engine.connect() as connection, connection.begin():
+        grown = connection.exec_driver_sql(_GROWN).all()
+        for table, gin_indexes in grown:
+            connection.exec_driver_sql(f"ANALYZE {table}")
+            for index in gin_indexes:
+                connection.exec_driver_sql("SELECT gin_clean_pending_list(%s::regclass)", (index,))
+    return [table for table, _ in grown]
 
 
 def lock_writes(connection: Connection, schema: str) -> None:

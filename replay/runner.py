@@ -15,6 +15,7 @@ from apexmem.events.ports import Log
 from apexmem.projections.graph import Change, project
 from apexmem.readmodels.apply import apply_changes
 from apexmem.readmodels.ports import ReadModels
+from apexmem.readmodels.postgres import analyze_if_grown
 from apexmem.readmodels.sources import note_chain, sources_metadata
 from apexmem.readmodels.store import set_position, tracked_position
 from apexmem.readmodels.tables import GRAPH
@@ -152,6 +153,7 @@ class Runner:
                 batches += 1
                 if progress is not None:
                     progress(position, target)
+        analyze_if_grown(self._store.engine, applied)
         return CatchUp(events=applied, batches=batches, position=position, target=target)
 
     def _apply_batch(self, target: int) -> tuple[int, int | None]:

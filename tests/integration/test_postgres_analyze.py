@@ -1,0 +1,98 @@
+"""A catch-up that applied many events leaves PostgreSQL's planner statistics and full-text
+indexes up to date, as autovacuum would have (a server may run without it, or lag)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+import psycopg
+import pytest
+from storage_backends import POSTGRES_URL, drop_schema, fresh_schema
+
+from apexmem import Memory
+from apexmem.domain.embedding import HashingEmbedder
+from apexmem.domain.settings import MemorySettings, ProjectionSettings, Settings
+from apexmem.readmodels.postgres import MANY_EVENTS, analyze_if_grown
+
+_DEFERRED: Final = Settings(memory=MemorySettings(projection=ProjectionSettings(inline=False)))
+_FTS_INDEXES: Final = ("facts_fts_doc", "messages_fts_doc", "entities_fts_doc")
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    name = fresh_schema()
+    yield name
+    drop_schema(name)
+
+
+def _open(schema: str) -> Memory:
+    return Memory.open(
+        f"{POSTGRES_URL}?schema={schema}", settings=_DEFERRED, embedder=HashingEmbedder()
+    )
+
+
+def _facts(count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "subject": f"Person {i}",
+            "relation": "uses",
+            "object": f"Tool {i % 97}",
+            "subject_type": "person",
+            "object_type": "tool",
+        }
+        for i in range(count)
+    ]
+
+
+def _reltuples(schema: str, table: str) -> float:
+    with psycopg.connect(POSTGRES_URL) as connection:
+        row = connection.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)", (f"{schema}.{table}",)
+        ).fetchone()
+    assert row is not None
+    return float(row[0])
+
+
+def _pending_pages_cleaned(schema: str, index: str) -> int:
+    with psycopg.connect(POSTGRES_URL) as connection:
+        row = connection.execute(
+            "SELECT gin_clean_pending_list(to_regclass(%s))", (f"{schema}.{index}",)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_large_catch_up_analyzes_the_tables_and_empties_the_full_text_pending_lists(
+    schema: str,
+) -> None:
+    with _open(schema) as memory:
+        memory.assert_facts(_facts(1_500))
+
+        done = memory.project()
+
+    assert done.events >= MANY_EVENTS
+    assert _reltuples(schema, "facts") >= 1_500
+    assert _reltuples(schema, "facts_fts") >= 1_500
+    assert [_pending_pages_cleaned(schema, i) for i in _FTS_INDEXES] == [0, 0, 0]
+
+
+def test_a_catch_up_of_a_few_events_leaves_the_tables_alone(schema: str) -> None:
+    with _open(schema) as memory:
+        memory.assert_facts(_facts(20))
+
+        done = memory.project()
+
+    assert done.events < MANY_EVENTS
+    assert _reltuples(schema, "facts") < 0  # never analyzed
+    assert _reltuples(schema, "vector_cache") < 0
+
+
+def test_nothing_is_analyzed_on_sqlite(tmp_path: Any) -> None:
+    with Memory.open(tmp_path / "mem", settings=_DEFERRED, embedder=HashingEmbedder()) as memory:
+        memory.assert_facts(_facts(600))
+        memory.project()
+
+        analyzed = analyze_if_grown(memory.store.engine, 10 * MANY_EVENTS)
+
+    assert analyzed == []

@@ -594,6 +594,7 @@ class Memory(View):
         window: tuple[TimeArg, TimeArg] | None = None,
         reference_time: TimeArg = None,
         position: int | None = None,
+        trace: bool = False,
     ) -> Recall:
         """The facts and messages that best answer `query`, best first, each with why and whence.
 
@@ -614,7 +615,8 @@ class Memory(View):
         "last summer" counted from `reference_time`, else now; "before she moved": when the
         memory says she did), or `window=(start, end)`, is the valid time its facts are
         recalled over (those valid at some time in it) when `valid_at` is not given; `why`
-        shows it.
+        shows it. `trace=True` fills the result's `trace`: each stage's best candidates,
+        scores and milliseconds (`service.trace`).
         """
         found = self.as_of(valid_at=valid_at, known_at=known_at, position=position).recall(
             query,
@@ -628,6 +630,7 @@ class Memory(View):
             min_score=min_score,
             window=window,
             reference_time=reference_time,
+            trace=trace,
         )
         self._note_usage(found)
         return found

@@ -11,6 +11,7 @@ from uuid import UUID
 
 import msgspec
 
+from apexmem.domain.links import parse_link_type, parse_strength
 from apexmem.domain.names import MAX_INPUT_NAME_BYTES
 from apexmem.domain.text import require_utf8
 from apexmem.events.base import (
@@ -21,6 +22,7 @@ from apexmem.events.base import (
     Probability,
 )
 from apexmem.events.errors import ValidationError
+from apexmem.events.link import LinkOrigin
 from apexmem.events.timeutil import UtcDateTime, require_aware
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "AddAlias",
     "AssertFact",
     "Command",
+    "LinkFacts",
     "MapRelation",
     "MergeEntities",
     "ObserveEntity",
@@ -136,6 +139,20 @@ class MapRelation(_Command, frozen=True, kw_only=True, tag="map-relation"):
     cardinality: Literal["one", "many"] = "many"
 
 
+class LinkFacts(_Command, frozen=True, kw_only=True, tag="link"):
+    """Link fact `source` to fact `target`: it supersedes, is caused by, is part of, is
+    related to or depends on it (`link_type`, any case), with `strength` in (0, 1]."""
+
+    source: UUID
+    target: UUID
+    link_type: str
+    strength: float = 1.0
+    origin: LinkOrigin = "told"
+    """told (by a caller), or co-occurrence (the usage pass's, as an export carries it)."""
+    recalls: Annotated[int, msgspec.Meta(ge=0)] = 0
+    """For a co-occurrence link: the recalls that returned both facts."""
+
+
 Command = (
     AssertFact
     | ObserveEntity
@@ -145,6 +162,7 @@ Command = (
     | MergeEntities
     | SetDecayRate
     | MapRelation
+    | LinkFacts
 )
 """Every command, tagged by `op` in JSON lines."""
 
@@ -268,7 +286,7 @@ def decode_command(line: bytes | str) -> Command:
         raise ValidationError("line", _clip(line), f"is not valid JSON ({e})") from e
     except RecursionError as e:  # msgspec's depth limit is the interpreter's recursion limit
         raise ValidationError("line", _clip(line), TOO_DEEP) from e
-    for name in ("confidence", "rate"):
+    for name in ("confidence", "rate", "strength"):
         value = getattr(command, name, None)
         if isinstance(value, float) and not math.isfinite(value):
             raise ValidationError(name, value, "is not a finite number")
@@ -304,6 +322,8 @@ def _check(command: C) -> C:
             require_aware(name, value)
     if isinstance(command, AssertFact):
         _check_assert(command)
+    if isinstance(command, LinkFacts):
+        _check_link(command)
     if isinstance(command, RecordMessage) and not command.text.strip():
         raise ValidationError("text", command.text, "is empty")
     return command
@@ -347,6 +367,15 @@ def _check_assert(command: AssertFact) -> None:
     ):
         raise ValidationError(
             "valid_until", command.valid_until, f"is not after valid_from {command.valid_from}"
+        )
+
+
+def _check_link(command: LinkFacts) -> None:
+    parse_link_type("link_type", command.link_type)
+    parse_strength("strength", command.strength)
+    if command.source == command.target:
+        raise ValidationError(
+            "target", str(command.target), "is the source fact itself (a fact links to another)"
         )
 
 

@@ -1,5 +1,6 @@
 """What changed in the store's beliefs between two transaction times: versions asserted,
-superseded and retracted, and the ones decay passes recorded as faded or restored."""
+superseded and retracted, the ones decay passes recorded as faded or restored, and the
+links told between facts."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from sqlalchemy import Connection, select
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.fact import FactAsserted, FactRetracted, FactSuperseded
 from apexmem.events.fading import FactFade, FactsFaded
+from apexmem.events.link import FactLinked
 from apexmem.events.ports import Log
 from apexmem.readmodels.entities import names_of
 from apexmem.readmodels.tables import facts
 
-__all__ = ["Diff", "FactChange", "diff"]
+__all__ = ["Diff", "FactChange", "LinkChange", "diff"]
 
 _TAGS: Final = ("fact-asserted.v1", "fact-superseded.v1", "fact-retracted.v1", "facts-faded.v1")
+_LINKED: Final = ("fact-linked.v1",)
 
 
 class FactChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,6 +47,23 @@ class FactChange(msgspec.Struct, frozen=True, kw_only=True):
     for a fade why it crossed and at what rate (`decayed at 0.01/day to 0.068`)."""
 
 
+class LinkChange(msgspec.Struct, frozen=True, kw_only=True):
+    """A link told between two fact versions (a new one, or one told anew with another
+    strength), with the sentences of both facts."""
+
+    position: int
+    recorded_at: datetime
+    actor: str | None
+    source: UUID
+    target: UUID
+    link_type: str
+    strength: float
+    origin: str
+    source_fact: str | None
+    """The source version's sentence (None when the read models do not hold it)."""
+    target_fact: str | None
+
+
 class Diff(msgspec.Struct, frozen=True, kw_only=True):
     """Changes recorded after `since` and up to `until` (positions `first`..`last`)."""
 
@@ -58,14 +78,21 @@ class Diff(msgspec.Struct, frozen=True, kw_only=True):
     """Versions decay passes recorded as gone under the recall threshold."""
     restored: list[FactChange] = []
     """Versions decay passes recorded as back above it."""
+    linked: list[LinkChange] = []
+    """Links told between facts, in log order."""
 
 
 def diff(log: Log, connection: Connection, since: datetime, until: datetime) -> Diff:
-    """Facts asserted, superseded and retracted in (since, until], in log order."""
+    """Facts asserted, superseded and retracted, and links told, in (since, until], in log
+    order."""
     first = log.position_at(since) + 1
     last = log.position_at(until)
     events = list(log.read(start=first, stop=last, tags=_TAGS)) if last >= first else []
-    versions = _versions(connection, [fact for e in events for fact, _ in _named(e)])
+    links = list(log.read(start=first, stop=last, tags=_LINKED)) if last >= first else []
+    ends = [
+        f for e in links if isinstance(e.data, FactLinked) for f in (e.data.source, e.data.target)
+    ]
+    versions = _versions(connection, [fact for e in events for fact, _ in _named(e)] + ends)
     names = names_of(
         connection,
         {
@@ -91,6 +118,28 @@ def diff(log: Log, connection: Connection, since: datetime, until: datetime) -> 
         retracted=[c for c in changes if c.kind == "retracted"],
         faded=[c for c in changes if c.kind == "faded"],
         restored=[c for c in changes if c.kind == "restored"],
+        linked=[_link(e, e.data, versions) for e in links if isinstance(e.data, FactLinked)],
+    )
+
+
+def _link(
+    event: RecordedEvent, data: FactLinked, versions: dict[UUID, dict[str, object]]
+) -> LinkChange:
+    def sentence(fact_id: UUID) -> str | None:
+        said = versions.get(fact_id, {}).get("fact")
+        return said if isinstance(said, str) else None
+
+    return LinkChange(
+        position=event.position,
+        recorded_at=event.recorded_at,
+        actor=event.actor,
+        source=data.source,
+        target=data.target,
+        link_type=data.link_type,
+        strength=data.strength,
+        origin=data.origin,
+        source_fact=sentence(data.source),
+        target_fact=sentence(data.target),
     )
 
 

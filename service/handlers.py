@@ -12,6 +12,7 @@ import msgspec
 from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
+    LinkFacts,
     MapRelation,
     MergeEntities,
     ObserveEntity,
@@ -27,6 +28,7 @@ from apexmem.domain.deciders import (
     decide_revival,
 )
 from apexmem.domain.identities import POLICY_ID, alias_id, episode_id, object_key, slot_id
+from apexmem.domain.links import decide_link, link_stream, parse_link_type
 from apexmem.domain.names import (
     canonical_name,
     clean,
@@ -48,6 +50,7 @@ from apexmem.service.results import (
     AliasRef,
     EntityRef,
     FactRef,
+    LinkRef,
     MergeRef,
     MessageRef,
     PolicyRef,
@@ -344,6 +347,29 @@ def _map_relation(context: Context, command: MapRelation) -> Result:
     return PolicyRef(position=index)
 
 
+def _link(context: Context, command: LinkFacts) -> Result:
+    """A link between two facts this batch asserted or the log holds (`decide_link`)."""
+    ends = command.source, command.target
+    for field, fact_id in zip(("source", "target"), ends, strict=True):
+        if fact_id.int not in context.staging.fact_slots and (
+            context.log.find(f"fact:{fact_id}") is None
+        ):
+            raise NotFoundError(f"{field}: no fact {fact_id} in this memory")
+    link_type = parse_link_type("link_type", command.link_type)
+    stream = link_stream(*ends)
+    held = context.staging.state("link", stream).held
+    event = decide_link(held, *ends, link_type, command.strength)
+    index = -1
+    if event is not None:
+        if command.origin != "told":
+            event = msgspec.structs.replace(event, origin=command.origin, recalls=command.recalls)
+        index = context.staging.emit("link", stream, [event], _meta(context, command))
+    return LinkRef(
+        position=index, source=ends[0], target=ends[1], link_type=link_type,
+        strength=command.strength,
+    )  # fmt: skip
+
+
 HANDLERS: Final[dict[type, Callable[[Context, Any], Result]]] = {
     AssertFact: _assert,
     ObserveEntity: _observe,
@@ -353,4 +379,5 @@ HANDLERS: Final[dict[type, Callable[[Context, Any], Result]]] = {
     MergeEntities: _merge,
     SetDecayRate: _decay_rate,
     MapRelation: _map_relation,
+    LinkFacts: _link,
 }

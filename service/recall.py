@@ -81,6 +81,7 @@ from apexmem.service.recall_links import follow_links
 from apexmem.service.recall_query import RecallQuery
 from apexmem.service.recalled import Provenance, Recall, RecallHit
 from apexmem.service.similarity import Similarity
+from apexmem.service.trace import TraceCandidate, Tracer, TraceStage
 
 __all__ = ["Recaller"]
 
@@ -125,7 +126,9 @@ class Recaller:
         """
         terms = content_terms(query.text)
         if not terms or query.limit == 0:
-            return Recall(hits=[], edge_types=list(query.edge_types or ()))
+            traced: list[TraceStage] | None = [] if query.trace else None
+            return Recall(hits=[], edge_types=list(query.edge_types or ()), trace=traced)
+        trace: Tracer[_Key] | None = Tracer() if query.trace else None
         activation = self.settings.memory.graph.spreading_activation
         budget = max(activation.recall_timeout_ms, 0) or _MIN_TIMEOUT_MS
         with self._store.read() as connection:
@@ -156,20 +159,28 @@ class Recaller:
                 assert self._similarity is not None
                 self._similarity.index.sync(connection)
             run.deadline = monotonic() + budget / 1000.0
+            run.trace = trace
+            run.lap("question")
             with time_limited(connection, run.out_of_time):  # a slow statement is stopped too
                 self._full_text(connection, run)
+                run.lap("full text")
                 if vector is not None and not run.out_of_time():
                     self._vectors(connection, run, vector)
+                    run.lap("vector")
                 if not run.out_of_time():
                     seeds = self._seeds(connection, run, vector)
+                    run.lap_seeds()
                     if query.mode == "bfs":
                         self._bfs(connection, run, seeds, query.max_hops)
                     else:
                         self._activation(connection, run, seeds, query.max_hops)
+                    run.lap(f"expansion ({query.mode})")
                 if not run.out_of_time():
                     follow_links(connection, run, query.max_hops)
+                    run.lap("fact links")
                 if not run.out_of_time():
                     self._context(connection, run)
+                    run.lap_context()
             return run.result(connection)
 
     def _participants(self, connection: Connection, text: str) -> set[str]:
@@ -478,6 +489,46 @@ class _Run:
         self.shares = (0.0, 0.0, 0.0)
         """(turn_before_share, turn_after_share, speaker_boost) of the settings."""
 
+    trace: Tracer[_Key] | None = None
+    """The trace, when the recall was asked for one (`service.trace`)."""
+
+    def lap(self, stage: str, found: list[tuple[float, _Key]] | None = None) -> None:
+        """End `stage` of the trace, when tracing, with `found`, else what the lists
+        added since the last stage."""
+        if self.trace is None:
+            return
+        listed = self.trace.listed if found is None else found
+        self.trace.lap(stage, (self._candidate(k, s) for s, k in listed))
+
+    def lap_seeds(self) -> None:
+        """End the seeds' stage of the trace, when tracing: the entities the graph starts
+        from."""
+        if self.trace is None:
+            return
+        self.trace.lap(
+            "seeds",
+            (
+                TraceCandidate(
+                    id=str(e), score=s, label=f"entity {self.seed_names.get(e, ('', ''))[1]}"
+                )
+                for e, s in self.seeds.items()
+            ),
+        )
+
+    def lap_context(self) -> None:
+        """End the context stage of the trace: the messages next to candidate messages
+        (no score of their own: their share is added in the fusion)."""
+        if self.trace is None:
+            return
+        neighbours = {n for pair in self.around.values() for n in pair if n is not None}
+        self.lap("context", [(0.0, k) for k in neighbours])
+
+    def _candidate(self, key: _Key, score: float) -> TraceCandidate:
+        kind, item = key
+        fact = self.facts.get(item) if kind == "fact" else None
+        label = "message" if fact is None else f"fact {fact.relation}"
+        return TraceCandidate(id=str(UUID(hex=item)), score=float(score), label=label)
+
     def topic_terms(self) -> list[str]:
         """The question's words less the participants' names (all of them when nothing
         else is left): full text looks for what is asked about, not whom."""
@@ -500,6 +551,8 @@ class _Run:
         first-hand down the list or out of it (`domain.recall.fusion.placed`), so what a
         list ranks of the turns is what it ranks without extraction."""
         found.sort(key=lambda pair: -pair[0])
+        if self.trace is not None:
+            self.trace.listed += found
         keys = dict.fromkeys(k for _, k in found)
         self.found.append((name, [k for k in keys if self._shown(k) and self._kept(k)]))
 
@@ -587,11 +640,14 @@ class _Run:
             for key, score in chosen
         ]
         seeds = sorted(self.seeds, key=lambda s: (-self.seeds[s], s))
+        if self.trace is not None:
+            self.lap("fusion", [(s, k) for k, s in fused])
         return Recall(
             hits=hits,
             cut_short=self.cut_short,
             edge_types=list(self.walked),
             seeds=[self.seed_name(s) for s in seeds],
+            trace=None if self.trace is None else self.trace.stages,
         )
 
     def _told(self, connection: Connection) -> dict[tuple[UUID, int], FactRow]:

@@ -14,7 +14,7 @@ from apexmem.events.errors import ValidationError
 from apexmem.readmodels.moment import NOW, Moment
 from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
 
-__all__ = ["MODES", "Mode", "RecallQuery", "checked_relations"]
+__all__ = ["MODES", "Mode", "RecallQuery", "checked_flag", "checked_relations"]
 
 Mode = Literal["bfs", "activation"]
 MODES: Final[tuple[Mode, ...]] = ("bfs", "activation")
@@ -46,6 +46,8 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
     when the caller gave the window."""
     reference_time: datetime | None = None
     """What relative times in the question count from (None: now)."""
+    trace: bool = False
+    """Whether the recall returns its trace (`service.trace`)."""
 
     @classmethod
     def of(
@@ -65,6 +67,7 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
         window: tuple[datetime, datetime] | None = None,
         window_phrase: str = "",
         reference_time: datetime | None = None,
+        trace: bool = False,
     ) -> RecallQuery:
         """The query asked, each argument checked, defaults from `[memory.graph]`:
         recall_limit, the mode's max_hops and spreading_activation.enabled for the mode;
@@ -96,6 +99,7 @@ class RecallQuery(msgspec.Struct, frozen=True, kw_only=True):
             window=None if window is None else checked_window(window),
             window_phrase=window_phrase,
             reference_time=reference_time,
+            trace=checked_flag("trace", trace),
         )
 
 
@@ -144,4 +148,11 @@ def _mode(value: str | None, default: Mode) -> Mode:
         return default
     if value not in MODES:
         raise ValidationError("mode", value, f"is not one of {', '.join(MODES)}")
+    return value
+
+
+def checked_flag(field: str, value: object) -> bool:
+    """`value` as a flag: True or False, nothing else (1 or "yes" are refused)."""
+    if not isinstance(value, bool):
+        raise ValidationError(field, value, "is not true or false")
     return value

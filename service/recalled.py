@@ -12,6 +12,7 @@ import msgspec
 from apexmem.domain.recall import format_lines
 from apexmem.readmodels.rows import FactRow, MessageRow
 from apexmem.service.arguments import checked_count
+from apexmem.service.trace import TraceStage
 
 __all__ = ["Provenance", "Recall", "RecallHit", "format_context", "when"]
 
@@ -60,6 +61,8 @@ class Recall(msgspec.Struct, frozen=True, kw_only=True):
     """The edge types the graph expansion walked (asked for, or chosen by the router)."""
     seeds: list[str] = []
     """The entities the graph expansion started from, strongest first."""
+    trace: list[TraceStage] | None = None
+    """Each stage's best candidates and milliseconds, when asked for (`trace=True`)."""
 
     def __iter__(self) -> Iterator[RecallHit]:
         return iter(self.hits)

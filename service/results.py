@@ -13,6 +13,7 @@ __all__ = [
     "AliasRef",
     "EntityRef",
     "FactRef",
+    "LinkRef",
     "MemoryStats",
     "MergeRef",
     "MessageRef",
@@ -80,7 +81,16 @@ class PolicyRef(_Result, frozen=True, kw_only=True, tag="policy"):
     """A policy change (ontology mapping or decay rate)."""
 
 
-Result = FactRef | EntityRef | AliasRef | RetractRef | MessageRef | MergeRef | PolicyRef
+class LinkRef(_Result, frozen=True, kw_only=True, tag="link"):
+    """A link between two facts (position 0: it already held with that strength)."""
+
+    source: UUID
+    target: UUID
+    link_type: str
+    strength: float
+
+
+Result = FactRef | EntityRef | AliasRef | RetractRef | MessageRef | MergeRef | PolicyRef | LinkRef
 
 
 class MemoryStats(msgspec.Struct, frozen=True, kw_only=True):

@@ -171,6 +171,7 @@ class View:
         min_score: float | None = None,
         window: tuple[TimeArg, TimeArg] | None = None,
         reference_time: TimeArg = None,
+        trace: bool = False,
     ) -> Recall:
         """The facts and messages that best answer `query`, inside the view's state.
 
@@ -197,6 +198,7 @@ class View:
             min_score=min_score,
             window=None if window is None else _window(window),
             reference_time=reference,
+            trace=trace,
         )
         if asked.window is None and self.valid_at is None:
             asked = self._event_window(asked, reference or self.moment.now or self._clock())

@@ -62,8 +62,9 @@ def replay(state: State, until: int | datetime, into: Path) -> None:
 @click.argument("until", callback=to_time)
 @pass_state
 def diff(state: State, since: datetime, until: datetime) -> None:
-    """Facts asserted, superseded, retracted, faded and restored after SINCE and up to UNTIL
-    (recorded times); fades are those `apexmem decay` passes recorded.
+    """Facts asserted, superseded, retracted, faded and restored, and links told between
+    facts, after SINCE and up to UNTIL (recorded times); fades are those `apexmem decay`
+    passes recorded.
 
     Example: apexmem diff 2025-01-01T00:00:00Z 2025-06-01T00:00:00Z
     """
@@ -78,5 +79,5 @@ def diff(state: State, since: datetime, until: datetime) -> None:
     console.print(
         f"{len(changes.asserted)} asserted, {len(changes.superseded)} superseded, "
         f"{len(changes.retracted)} retracted, {len(changes.faded)} faded, "
-        f"{len(changes.restored)} restored",
+        f"{len(changes.restored)} restored, {len(changes.linked)} linked",
     )

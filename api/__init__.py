@@ -9,6 +9,7 @@ from apexmem.domain.commands import (
     AddAlias,
     AssertFact,
     Command,
+    LinkFacts,
     MapRelation,
     MergeEntities,
     ObserveEntity,
@@ -43,12 +44,14 @@ from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.snapshot import FactView, Snapshot
 from apexmem.replay.verify import VerifyReport
 from apexmem.service.backfill import BackfillReport
+from apexmem.service.fact_links import FactGraph, FactLink
 from apexmem.service.linking import Linking
 from apexmem.service.merging import MergeRow
 from apexmem.service.results import (
     AliasRef,
     EntityRef,
     FactRef,
+    LinkRef,
     MergeRef,
     MessageRef,
     PolicyRef,
@@ -78,6 +81,8 @@ __all__ = [
     "Extraction",
     "ExtractiveSummarizer",
     "Extractor",
+    "FactGraph",
+    "FactLink",
     "FactRef",
     "FactView",
     "HashingEmbedder",
@@ -86,6 +91,8 @@ __all__ = [
     "IntegrityViolation",
     "KeepSeparate",
     "KnownName",
+    "LinkFacts",
+    "LinkRef",
     "Linking",
     "MapRelation",
     "Memory",

@@ -15,8 +15,8 @@ written down in docs/explanation/erasure.md; in short:
   it or read out of its messages, and every reinforcement made in it.
 
 Whole records are erased (every event that refers to an erased fact version or message
-goes with it), so what remains still folds and projects: read models are the old ones
-minus the erased.
+goes with it, a link between facts naming one included), so what remains still folds and
+projects: read models are the old ones minus the erased.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from apexmem.events.fact import (
     FactRetracted,
     FactSuperseded,
 )
+from apexmem.events.link import FactLinked
 from apexmem.events.policy import CommunitySummarized
 from apexmem.events.similarity import FactContradicted
 
@@ -174,6 +175,9 @@ class _Wanted:
         if isinstance(data, _MESSAGE_EVENTS):
             kind = "messages" if isinstance(data, MessageRecorded) else ""
             return (kind, data.message_id) if data.message_id in self.messages else None
+        if isinstance(data, FactLinked):
+            named = data.source in self.facts or data.target in self.facts
+            return ("", e.stream_id) if named else None
         return ("", e.stream_id) if self._about(e, data) else None
 
     def _about(self, e: RecordedEvent, data: Any) -> bool:

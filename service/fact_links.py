@@ -35,7 +35,7 @@ from apexmem.service.arguments import uuid_of
 from apexmem.service.logs import get_logger
 from apexmem.service.pipeline import Append, Pipeline, Versions
 
-__all__ = ["FactGraph", "FactLink", "FactLinks", "link_of_row"]
+__all__ = ["FactGraph", "FactLink", "FactLinks", "fact_graph", "link_of_row"]
 
 _logger = get_logger()
 
@@ -128,32 +128,39 @@ class FactLinks:
         self, fact: UUID | str, depth: int = 1, *, known_at: datetime | None = None
     ) -> FactGraph:
         """The links from and to `fact`, `depth` (1 to 3) hops out, as known at `known_at`."""
-        if (
-            isinstance(depth, bool)
-            or not isinstance(depth, int)
-            or not 1 <= depth <= MAX_GRAPH_DEPTH
-        ):
-            raise ValidationError(
-                "depth", depth, f"is not a whole number from 1 to {MAX_GRAPH_DEPTH}"
-            )
-        start = uuid_of("fact", fact)
-        self._ready()
-        with self._store.read() as connection:
-            if start not in facts_by_id(connection, [start], known_at=known_at):
-                raise NotFoundError(f"fact: no fact {start} in this memory")
-            hops, walked = {start: 0}, _walk(connection, start, depth, known_at)
-            for hop, link in walked:
-                for end in (link.source_id, link.target_id):
-                    hops.setdefault(end, hop)
-            rows = facts_by_id(connection, list(hops), known_at=known_at)
-        reached = [rows[f] for f in sorted(hops, key=lambda f: (hops[f], str(f))) if f in rows]
-        return FactGraph(
-            fact_id=start,
-            depth=depth,
-            links=[link_of_row(link) for _, link in walked],
-            facts=reached,
-            hops={f: hops[f] for f in hops if f in rows},
-        )
+        return fact_graph(self._store, self._ready, fact, depth, known_at=known_at)
+
+
+def fact_graph(
+    store: ReadModels,
+    ready: Callable[[], None],
+    fact: UUID | str,
+    depth: int = 1,
+    *,
+    known_at: datetime | None = None,
+) -> FactGraph:
+    """The links from and to `fact`, `depth` (1 to 3) hops out, in the read models as
+    known at `known_at` (now when None)."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_GRAPH_DEPTH:
+        raise ValidationError("depth", depth, f"is not a whole number from 1 to {MAX_GRAPH_DEPTH}")
+    start = uuid_of("fact", fact)
+    ready()
+    with store.read() as connection:
+        if start not in facts_by_id(connection, [start], known_at=known_at):
+            raise NotFoundError(f"fact: no fact {start} in this memory")
+        hops, walked = {start: 0}, _walk(connection, start, depth, known_at)
+        for hop, link in walked:
+            for end in (link.source_id, link.target_id):
+                hops.setdefault(end, hop)
+        rows = facts_by_id(connection, list(hops), known_at=known_at)
+    reached = [rows[f] for f in sorted(hops, key=lambda f: (hops[f], str(f))) if f in rows]
+    return FactGraph(
+        fact_id=start,
+        depth=depth,
+        links=[link_of_row(link) for _, link in walked],
+        facts=reached,
+        hops={f: hops[f] for f in hops if f in rows},
+    )
 
 
 def _walk(

@@ -13,6 +13,7 @@ from apexmem.events.base import Event
 from apexmem.events.envelope import NewEvent
 from apexmem.events.fact import FactAsserted
 from apexmem.events.ports import LogReads
+from apexmem.projections.link_stream import LinkState, evolve_link
 from apexmem.projections.streams import (
     evolve_alias,
     evolve_entity,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Kind", "Meta", "Staging"]
 
-Kind = Literal["entity", "alias", "slot", "episode", "policy"]
+Kind = Literal["entity", "alias", "slot", "episode", "policy", "link"]
 
 
 class Meta(msgspec.Struct, frozen=True, gc=False):
@@ -45,6 +46,7 @@ _FOLDS: Final[dict[str, tuple[Any, Callable[[Any, Event], Any]]]] = {
     "slot": (SlotState(), evolve_slot),
     "episode": (EpisodeState(), evolve_episode),
     "policy": (PolicyState(), evolve_policy),
+    "link": (LinkState(), evolve_link),
 }
 
 

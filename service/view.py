@@ -50,6 +50,7 @@ from apexmem.readmodels.moment import NOW, Lens, Moment
 from apexmem.readmodels.relations import relation_held
 from apexmem.service.arguments import checked_count, checked_edge_types, checked_text
 from apexmem.service.event_window import event_window
+from apexmem.service.fact_links import FactGraph, fact_graph
 from apexmem.service.recall import Recaller
 from apexmem.service.recall_query import RecallQuery, checked_relations
 from apexmem.service.recalled import Recall
@@ -280,6 +281,11 @@ class View:
             lens = self._lens(connection, self._valid(valid_at), include_faded=include_faded)
             found = facts_about(connection, entity, lens=lens, entity_type=entity_type)
         return found if wanted is None else [f for f in found if f.relation in wanted]
+
+    def fact_graph(self, fact: UUID | str, depth: int = 1) -> FactGraph:
+        """`Memory.fact_graph` at the view's `known_at`: the links told by then, the facts
+        they reach as the store held them then."""
+        return fact_graph(self._store, self._ready, fact, depth, known_at=self.known_at)
 
     def edges_at_timestamp(
         self, entity: str, at: TimeArg, *, include_faded: bool = False

@@ -8,9 +8,10 @@ them brings them back (a supersession, a merge's moved facts, a contradiction's 
 or because no command makes them (usage, eviction, decay passes, communities, extraction
 bookkeeping, similarity verdicts, erasures: the README lists them).
 
-A retraction names its fact by id, and a fact's id says where its assertion stands in its
-slot (`events.located`); the slot of the new memory holds only what was exported, so the
-id is recomputed from the position the assertion will have there.
+A retraction and a link name their facts by id, and a fact's id says where its assertion
+stands in its slot (`events.located`); the slot of the new memory holds only what was
+exported, so the id is recomputed from the position the assertion will have there. A link
+naming a fact the export does not carry (an erased one) is left out.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from apexmem.events.entity import AliasClaimed, EntityMerged, EntityObserved
 from apexmem.events.envelope import RecordedEvent
 from apexmem.events.episode import EpisodeStarted, MessageRecorded
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
+from apexmem.events.link import FactLinked
 from apexmem.events.located import MAX_VERSION, located_id
 from apexmem.events.policy import DecayRateSet, RelationMapped
 from apexmem.events.similarity import FactContradicted
@@ -206,6 +208,22 @@ class _Exporter:
             line["valid_until"] = _time(data.valid_until)
         return [line]
 
+    def linked(self, event: RecordedEvent) -> list[dict[str, Any]]:
+        data: FactLinked = event.data
+        source, target = self.facts.get(data.source), self.facts.get(data.target)
+        if source is None or target is None:
+            return []  # a fact the export does not carry (erased) cannot be linked to
+        line: dict[str, Any] = {
+            "op": "link",
+            "source": str(source.new_id),
+            "target": str(target.new_id),
+            "link_type": data.link_type,
+            "strength": data.strength,
+        }
+        if data.origin != "told":
+            line.update(origin=data.origin, recalls=data.recalls)
+        return [line]
+
     def started(self, event: RecordedEvent) -> list[dict[str, Any]]:
         data: EpisodeStarted = event.data
         self.episodes[data.episode_id] = data.conversation
@@ -272,6 +290,7 @@ _HANDLERS: Final[dict[type, Any]] = {
     FactAsserted: _Exporter.asserted,
     FactReinforced: _Exporter.reinforced,
     FactRetracted: _Exporter.retracted,
+    FactLinked: _Exporter.linked,
     EpisodeStarted: _Exporter.started,
     MessageRecorded: _Exporter.message,
     RelationMapped: _Exporter.mapped,
@@ -321,7 +340,7 @@ def export_lines(events: Iterable[RecordedEvent]) -> Iterator[bytes]:
 def export(state: State, form: str, out: str | None) -> None:
     """Write the log as the JSON lines `apexmem ingest` reads, so ingesting them into an
     empty memory gives one that answers the same questions (facts on both time axes,
-    history of each fact, names, merges, retractions, messages).
+    history of each fact, names, merges, retractions, links between facts, messages).
 
     Not carried: positions, recorded_at and chain hashes (the new log has its own),
     usage, eviction, communities, extraction bookkeeping, similarity matches, erased records.

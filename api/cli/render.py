@@ -18,6 +18,7 @@ from apexmem.events.episode import MessageRecorded
 from apexmem.events.erasure import Erased, RecordsErased
 from apexmem.events.fact import FactAsserted, FactReinforced, FactRetracted, FactSuperseded
 from apexmem.events.fading import FactsFaded
+from apexmem.events.link import FactLinked
 from apexmem.readmodels.rows import EntityRow, FactRow, Reached
 from apexmem.replay.audit import HistoryEntry
 from apexmem.replay.diff import Diff
@@ -35,6 +36,7 @@ __all__ = [
     "fact_rows_table",
     "facts_table",
     "history_table",
+    "linked",
     "log_table",
     "moment",
     "reached_table",
@@ -125,6 +127,8 @@ def summarize(data: Any) -> str:  # noqa: PLR0911 - one branch per event kind re
         return "(erased)"
     if isinstance(data, FactsFaded):
         return _fades(data)
+    if isinstance(data, FactLinked):
+        return linked(data.source, data.target, data.link_type, data.strength, data.origin)
     if isinstance(data, RecordsErased):
         where = ", ".join(map(str, data.positions[:8])) + (
             ", ..." if len(data.positions) > 8 else ""
@@ -143,6 +147,12 @@ def _fades(data: FactsFaded) -> str:
     ]
     shown = "; ".join(said[:4]) + (f"; and {len(said) - 4} more" if len(said) > 4 else "")
     return f"at {_day(data.at)} under {data.threshold:g}: {shown}"
+
+
+def linked(source: object, target: object, link_type: str, strength: float, origin: str) -> str:
+    """A link between facts: `linked 07506636:1 caused_by 0df322a3:1 (0.80)`."""
+    by = "" if origin == "told" else f", {origin}"
+    return f"linked {short_fact(source)} {link_type} {short_fact(target)} ({strength:.2f}{by})"
 
 
 def _day(value: datetime) -> str:
@@ -288,18 +298,35 @@ def diff_table(changes: Diff) -> Table:
         ),
         key=lambda c: c.position,
     )
+    rows: list[tuple[int, str, str, str, str, str]] = []
     for c in every:
         target = "" if c.object is None else f" {c.object}"
         detail = f"by {short_fact(c.detail[3:])}" if c.kind == "superseded" else c.detail
         until_ = _day(c.valid_until) if c.valid_until else "open"
-        table.add_row(
-            str(c.position),
-            moment(c.recorded_at),
-            c.kind,
-            f"{c.subject} {c.relation}{target}",
-            f"{_day(c.valid_from)} -> {until_}",
-            detail,
+        rows.append(
+            (
+                c.position,
+                moment(c.recorded_at),
+                c.kind,
+                f"{c.subject} {c.relation}{target}",
+                f"{_day(c.valid_from)} -> {until_}",
+                detail,
+            )
         )
+    for link in changes.linked:
+        said = f"{link.source_fact or '(not known)'!r} -> {link.target_fact or '(not known)'!r}"
+        rows.append(
+            (
+                link.position,
+                moment(link.recorded_at),
+                "linked",
+                linked(link.source, link.target, link.link_type, link.strength, link.origin),
+                "",
+                said,
+            )
+        )
+    for position, *cells in sorted(rows, key=lambda row: row[0]):
+        table.add_row(str(position), *cells)
     return table
 
 

@@ -67,6 +67,7 @@ from apexmem.service.results import (
     Result,
     RetractRef,
 )
+from apexmem.service.status import Status, status_of
 from apexmem.service.upkeep import Assignment, Detection
 from apexmem.service.usage import UsageDecay
 from apexmem.service.view import TimeArg, View, as_time
@@ -667,6 +668,12 @@ class Memory(View):
             projection_lag=max(0, last - graph.position),
             graph=graph,
         )
+
+    def status(self) -> Status:
+        """Counts, each projection's lag behind the log, the settings that shape recall,
+        and versions; never data (no fact text, no names, no token)."""
+        self._ready()
+        return status_of(self.log, self.store, self.settings, self.similarity, self.clock())
 
     # Projection and time travel ----------------------------------------------------------
 

@@ -59,10 +59,12 @@ def write_rows(
         compiled = _compiled[(dialect.name, key)] = _compile(build(), dialect)
     columns: list[Iterable[Any]] = list(zip(*map(compiled.values, rows), strict=True))
     for i, convert in compiled.converters:
-        if i in compiled.hex_ids and set(map(type, columns[i])) == _JUST_UUIDS:
-            columns[i] = map(_HEX.__mod__, map(_INT, columns[i]))
-        else:
+        if i not in compiled.hex_ids:
             columns[i] = map(convert, columns[i])
+        elif set(map(type, columns[i])) == _JUST_UUIDS:
+            columns[i] = map(_HEX.__mod__, map(_INT, columns[i]))
+        else:  # with None and ids as stored (loaded rows), which pass through
+            columns[i] = [_HEX % v.int if type(v) is UUID else v for v in columns[i]]
     for i in compiled.times:
         # Few distinct times per batch (one transaction time per append, among others),
         # and datetimes hash in C: each distinct one is converted once.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -161,7 +162,7 @@ class Runner:
 
         The events applied are None when the projection already stood at `target`.
         """
-        with self._store.write() as connection:
+        with self._store.write() as connection, _without_cycle_collection():
             position = self._seen = tracked_position(connection, self.projection.name)
             if position >= target:
                 return position, None
@@ -227,6 +228,24 @@ class Runner:
             while time.monotonic() < deadline and not should_stop():
                 time.sleep(min(0.05, idle))
             idle = min(idle * 2, _MAX_IDLE_SECS)
+
+
+@contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector off while a batch is read, projected and written.
+
+    A batch allocates hundreds of thousands of short-lived objects (rows, tuples, events),
+    none in a cycle, all freed by reference counting; the collector still ran every few
+    hundred allocations and walked the batch's live rows each time, a fifth of a catch-up's
+    time. It runs again, as it would have, once the batch is written.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _still_seen(runners: Sequence[Runner]) -> bool:

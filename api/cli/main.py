@@ -32,6 +32,7 @@ from apexmem.cli.state import (
     no_entity,
     usable_directory,
 )
+from apexmem.cli.status import status
 from apexmem.cli.tenants import tenants
 from apexmem.cli.timeline import timeline
 from apexmem.cli.timetravel import diff, replay
@@ -417,6 +418,7 @@ for _command in (
     retract,
     serve,
     stats,
+    status,
     tenants,
     timeline,
     traverse,

@@ -71,6 +71,13 @@ __all__ = ["recall"]
     metavar="CHARS",
     help="Print the hits as prompt lines within CHARS characters instead of a table.",
 )
+@click.option(
+    "--trace",
+    is_flag=True,
+    help="Also print each stage of the recall (full text, vector, seeds, expansion, fact "
+    "links, context, fusion): its best candidates with their scores, and its milliseconds "
+    '(with --json: the "trace" field).',
+)
 @pass_state
 def recall(
     state: State,
@@ -87,14 +94,16 @@ def recall(
     window: tuple[datetime, datetime] | None,
     include_faded: bool,
     budget: int | None,
+    trace: bool,
 ) -> None:
     """The facts and messages that best answer QUERY, best first, with why and where from.
 
     Limit, hops and mode default to the memory's apexmem.toml, as in Python.
 
-    Example: apexmem recall "What technologies does Alice's team use?" --hops 2
+    Example: apexmem recall "What technologies does Alice's team use?" --hops 2 --trace
     """
     from apexmem.cli.render import console, emit_json, recall_table
+    from apexmem.cli.trace import trace_tables
 
     with state.open() as memory:
         found = memory.recall(
@@ -109,6 +118,7 @@ def recall(
             reference_time=reference_time,
             window=window,
             include_faded=include_faded,
+            trace=trace,
         )
         context = None if budget is None else memory.format_context(found, budget_chars=budget)
     if state.as_json:
@@ -117,6 +127,9 @@ def recall(
         click.echo(context)
     else:
         console.print(recall_table(found, f"recall: {query}"))
+    if found.trace is not None and not state.as_json:
+        for table in trace_tables(found.trace):
+            console.print(table)
 
 
 def _types(given: tuple[str, ...] | None) -> list[str] | None:

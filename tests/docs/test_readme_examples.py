@@ -1,45 +1,18 @@
-"""The Python blocks of README.md and docs/ run as written; every CLI command is documented.
+"""Every CLI command has help with an example and a line in the command-line overview.
 
-A tutorial's blocks (docs/tutorial/) are one session, run in order as one program: each
-step builds on the one before.
+The code blocks of README.md and docs/ run in tests/docs/test_doc_blocks.py.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
-import pytest
 
 from apexmem.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
-
-
-def _blocks() -> list[tuple[str, str]]:
-    found = []
-    for path in DOCS:
-        blocks = _BLOCK.findall(path.read_text(encoding="utf-8"))
-        if path.parent.name == "tutorial" and blocks:
-            found.append((f"{path.relative_to(ROOT)}", "\n".join(blocks)))
-            continue
-        for i, block in enumerate(blocks):
-            found.append((f"{path.relative_to(ROOT)}#{i}", block))
-    return found
-
-
-@pytest.mark.parametrize(("where", "code"), _blocks(), ids=[w for w, _ in _blocks()])
-def test_each_python_block_of_the_docs_runs(
-    where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-
-    exec(compile(code, where, "exec"), {"__name__": "__docs__"})
-
-    assert where
+OVERVIEW = ROOT / "docs" / "reference" / "command-line.md"
 
 
 def test_every_command_has_help_with_an_example() -> None:
@@ -52,9 +25,15 @@ def test_every_command_has_help_with_an_example() -> None:
     assert missing == []
 
 
-def test_every_command_is_listed_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_every_command_is_listed_in_the_command_line_overview() -> None:
+    overview = OVERVIEW.read_text(encoding="utf-8")
 
-    missing = [name for name in cli.commands if f"`apexmem {name}" not in readme]
+    missing = [name for name in cli.commands if f"| `apexmem {name}" not in overview]
 
     assert missing == []
+
+
+def test_the_readme_links_the_command_line_overview() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+
+    assert "docs/reference/command-line.md" in readme

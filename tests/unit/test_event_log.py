@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
@@ -20,6 +21,7 @@ from apexmem.events import (
     ValidationError,
 )
 from apexmem.events.located import located_id
+from apexmem.events.logreads import changed_since
 from apexmem.replay.verify import verify
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -339,3 +341,26 @@ def test_ids_states_and_chain_links_are_stored_as_blobs(log: EventLog) -> None:
     assert first == stream.bytes
     assert next(e.stream_id for e in log.read()) == stream
     assert verify(log).ok
+
+
+def test_changed_since_reads_only_the_rows_after_the_position(log: EventLog) -> None:
+    early, late = uuid4(), uuid4()
+    log.append([retrieved(early, 1), retrieved(uuid4(), 1)])
+    log.append([asserted(late, 1), retrieved(late, 2)])
+    plans: list[str] = []
+    connection = sqlite3.connect(log.path)
+
+    def query(sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        plan = connection.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
+        plans.append(" ".join(str(step[3]) for step in plan))
+        return connection.execute(sql, params).fetchall()
+
+    try:
+        streams, tags = changed_since(query, 2)
+    finally:
+        connection.close()
+
+    assert streams == [late]
+    assert tags == ["fact-asserted.v1", "facts-retrieved.v1"]
+    # A range of the rowid, not a scan of the (stream, version) index growing with the log.
+    assert plans == ["SEARCH stored_events USING INTEGER PRIMARY KEY (rowid>?)"]

@@ -13,18 +13,24 @@ the log again (the embedding cache in the read model is kept, so nothing is re-e
 
 from __future__ import annotations
 
+import argparse
+import json
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import msgspec
+from append import LOG_ONLY
 from progress import Advance, finished_stages, peak_rss_bytes, stage
 
 from apexmem import Memory, Settings
 from apexmem.replay.runner import CatchUp, Progress
 
-__all__ = ["disk_bytes", "project"]
+__all__ = ["disk_bytes", "graph_catch_up", "main", "project"]
 
 
 def project(directory: Path | str, settings: Settings, size: int) -> dict[str, Any]:
@@ -95,3 +101,58 @@ def disk_bytes(directory: Path) -> dict[str, int]:
     files = [p for p in directory.iterdir() if p.is_file()]
     log = sum(p.stat().st_size for p in files if p.name.startswith("events.db"))
     return {"log": log, "readmodels": sum(p.stat().st_size for p in files) - log}
+
+
+def graph_catch_up(log: Path, runs: int) -> list[float]:
+    """Seconds of each of `runs` graph catch-ups (vectors off) from empty read models, each
+    into a fresh folder holding a copy of the log at `log` (its events.db)."""
+    settings = msgspec.convert(
+        {"memory": {"projection": {"inline": False}, "vectors": {"enabled": False}}}, Settings
+    )
+    seconds = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(dir=log.parent) as scratch:
+            shutil.copy(log / "events.db", Path(scratch) / "events.db")
+            with Memory.open(scratch, settings=settings) as memory:
+                started = time.perf_counter()
+                done = memory.projections.graph.catch_up()
+                seconds.append(time.perf_counter() - started)
+                if done.position != memory.log.last_position():
+                    raise SystemExit(f"the catch-up stopped at {done.position}, short of the log")
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time the graph catch-up alone on the suite's workload (a log written once, kept)."""
+    parser = argparse.ArgumentParser(
+        description="Graph catch-up (no embeddings) from empty read models, alone. "
+        "Example: python bench/catchup.py --facts 100000 --runs 3 --work /tmp/catchup"
+    )
+    parser.add_argument("--facts", type=int, default=10_000, help="fact assertions in the log")
+    parser.add_argument("--runs", type=int, default=3, help="catch-ups timed")
+    parser.add_argument("--work", type=Path, required=True, help="where the log is kept")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    log = args.work / f"log-{args.facts}-{args.seed}"
+    if not (log / "events.db").exists():
+        write_log(log, args.facts, args.seed)
+    with Memory.open(log, settings=LOG_ONLY) as memory:
+        events = memory.log.last_position()
+    seconds = graph_catch_up(log, args.runs)
+    rates = [events / s for s in seconds]
+    print(json.dumps({"events": events, "seconds": seconds, "median_events_per_s": median(rates)}))
+    return 0
+
+
+def write_log(directory: Path, facts: int, seed: int) -> None:
+    """The suite's workload of `facts` assertions, appended with projection off."""
+    # Imported here: the writer's module imports places, which imports this one.
+    from ingest import _append
+    from workload import Workload
+
+    directory.mkdir(parents=True, exist_ok=True)
+    _append(str(directory), Workload(facts, seed, batch=1_000, single=min(2_000, facts // 10)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -712,7 +712,8 @@ class Memory(View):
         return replayed
 
     def diff(self, since: TimeArg, until: TimeArg) -> Diff:
-        """Facts asserted, superseded and retracted after `since` and up to `until`."""
+        """Facts asserted, superseded, retracted, faded and restored, and links told
+        between facts (`Diff.linked`), after `since` and up to `until`."""
         start, end = _required(since, "since"), _required(until, "until")
         if end < start:
             raise ValidationError(

@@ -148,19 +148,19 @@ def test_a_link_line_is_validated_like_every_command_and_a_bad_one_writes_nothin
     assert (direction, link.strength, link.origin) == ("out", 0.8, "told")
 
 
-def test_links_asserted_and_linked_in_one_batch_land_in_one_append(memory: Memory) -> None:
+def test_an_assertion_and_a_link_in_one_batch_land_in_one_append(memory: Memory) -> None:
     lines = [
         {"op": "assert", "subject": "a", "relation": "noted", "value": "x", "fact": "A says x"},
         {"op": "assert", "subject": "b", "relation": "noted", "value": "y", "fact": "B says y"},
     ]
     asserted = memory.execute([decode_command(json.dumps(line)) for line in lines])
     first, second = (r.fact_id for r in asserted)  # type: ignore[union-attr]
-    memory2_lines = [
+    batch = [
         {"op": "assert", "subject": "c", "relation": "noted", "value": "z", "fact": "C says z"},
         {"op": "link", "source": str(first), "target": str(second), "link_type": "part_of"},
     ]
 
-    results = memory.execute([decode_command(json.dumps(line)) for line in memory2_lines])
+    results = memory.execute([decode_command(json.dumps(line)) for line in batch])
 
     assert results[1].position == results[0].position + 1
     assert [k.target for k in memory.fact_graph(first).links] == [second]

@@ -286,13 +286,12 @@ def vectors_of(
     """
     if not vids:
         return []
-    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"  # psycopg: format
-    marks = ",".join([mark] * len(vids))
+    among, params = _among(connection, vids)
     rows = connection.exec_driver_sql(
         "SELECT i.vid, i.item_id, c.vector, i.kind, i.model FROM vector_items AS i"
         " JOIN vector_cache AS c ON c.model = i.model AND c.text_key = i.text_key"
-        f" WHERE i.vid IN ({marks})",  # the kind's index would be chosen and scanned
-        tuple(vids),
+        f" WHERE i.vid {among}",  # the kind's index would be chosen and scanned
+        params,
     )
     return [
         (vid, item, vector)
@@ -308,15 +307,20 @@ def items_of(
     primary key, as `vectors_of`)."""
     if not vids:
         return {}
-    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"  # psycopg: format
-    marks = ",".join([mark] * len(vids))
+    among, params = _among(connection, vids)
     # On the driver's cursor: asked twice by every recall.
     rows = driver_rows(
-        connection,
-        f"SELECT vid, item_id, kind, model FROM vector_items WHERE vid IN ({marks})",
-        tuple(vids),
+        connection, f"SELECT vid, item_id, kind, model FROM vector_items WHERE vid {among}", params
     )  # (not through the kind's index: it would be chosen and scanned)
     return {vid: item for vid, item, found, by in rows if found == kind and by == model}
+
+
+def _among(connection: Connection, vids: Sequence[int]) -> tuple[str, tuple[Any, ...]]:
+    """The condition "is one of `vids`" for plain SQL, and its parameters: on PostgreSQL one
+    array parameter (one statement text, parsed once, whatever the count), else an IN list."""
+    if connection.dialect.name == "postgresql":
+        return "= ANY(%s::bigint[])", ([int(v) for v in vids],)
+    return f"IN ({','.join('?' * len(vids))})", tuple(vids)
 
 
 def count_items(connection: Connection, *, model: str, kind: Kind) -> int:

@@ -27,7 +27,8 @@ _VECTORS: Final = Prepared(
             vector_items.c.model == bindparam("model"),
             as_stored(vector_items.c.item_id).in_(bindparam("ids", expanding=True)),
         )
-    )
+    ),
+    keyed=True,
 )
 
 

@@ -48,7 +48,8 @@ _STATES: Final = Prepared(
         facts_statement()
         .with_only_columns(*(_as_stored(c) for c in _ROW_COLUMNS), maintain_column_froms=True)
         .where(as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True)))
-    )
+    ),
+    keyed=True,
 )
 
 
@@ -88,7 +89,8 @@ _MESSAGE_ROWS: Final = Prepared(
         select(*(_as_stored(c) for c in _MESSAGE_COLUMNS))
         .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
         .where(as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True)))
-    )
+    ),
+    keyed=True,
 )
 
 

@@ -8,8 +8,11 @@ converted either way: parameters are given as stored (ids as 32-digit hex, times
 microseconds, see `stored_id` and `stored_time`) and rows come back as stored.
 
 On PostgreSQL an IN list is one array parameter instead (`= ANY(%(ids)s::VARCHAR[])`): the
-text is then the same for any length, so the driver prepares it on the server once and the
-server plans it once, where a text per length was parsed and planned on every call.
+text is then the same for any length. A family made `keyed` (a lookup by keys, whose best
+plan does not depend on the values) is prepared on the server once per connection, which
+may then keep one plan for it instead of planning it on every call; the others are not
+(a full-text question's plan depends on its words: a plan made for any words scanned
+every row).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
 
+import psycopg
 from sqlalchemy import BigInteger, ClauseElement, ColumnElement, Connection, String, type_coerce
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.sqltypes import NullType, TupleType
@@ -41,10 +45,14 @@ __all__ = [
 
 
 class Prepared:
-    """A family of statements by shape (which optional conditions it has), each compiled once."""
+    """A family of statements by shape (which optional conditions it has), each compiled once.
 
-    def __init__(self, build: Callable[..., ClauseElement]) -> None:
+    `keyed`: prepared on the PostgreSQL server (see the module docstring).
+    """
+
+    def __init__(self, build: Callable[..., ClauseElement], *, keyed: bool = False) -> None:
         self._build = build
+        self.keyed = keyed
         self._compiled: dict[tuple[str, Hashable], SQLCompiler] = {}
         self._expanded: dict[tuple[Any, ...], str] = {}
         self._arrays: dict[tuple[str, Hashable], str | None] = {}
@@ -53,7 +61,7 @@ class Prepared:
         self, connection: Connection, params: Mapping[str, Any], *shape: Hashable
     ) -> Sequence[Any]:
         """The rows (tuples) of the statement `build(*shape)` for `params` (values as stored)."""
-        return driver_rows(connection, *self.expand(connection, params, *shape))
+        return driver_rows(connection, *self.expand(connection, params, *shape), keyed=self.keyed)
 
     def expand(
         self, connection: Connection, params: Mapping[str, Any], *shape: Hashable
@@ -156,11 +164,32 @@ def driver_cursor(connection: Connection) -> Iterator[Any]:
         cursor.close()
 
 
-def driver_rows(connection: Connection, statement: str, args: Any) -> list[Any]:
-    """The rows of SQL text run on the driver's own cursor."""
+def driver_rows(
+    connection: Connection, statement: str, args: Any, *, keyed: bool = False
+) -> list[Any]:
+    """The rows of SQL text run on the driver's own cursor; `keyed`: prepared on the
+    PostgreSQL server (see the module docstring)."""
     with driver_cursor(connection) as cursor:
-        cursor.execute(statement, args)
+        if keyed and isinstance(cursor, psycopg.Cursor):
+            _execute_prepared(cursor, statement, args)
+        else:
+            cursor.execute(statement, args)
         return cursor.fetchall()  # type: ignore[no-any-return]
+
+
+def _execute_prepared(cursor: psycopg.Cursor[Any], statement: str, args: Any) -> None:
+    """Run `statement` as a statement prepared on the server (once per connection).
+
+    The engine turns psycopg's own preparing off (readmodels.postgres), which also ignores
+    `prepare=True`: it is turned on for this statement alone.
+    """
+    raw = cursor.connection
+    automatic = raw.prepare_threshold
+    raw.prepare_threshold = 0
+    try:
+        cursor.execute(statement, args, prepare=True)
+    finally:
+        raw.prepare_threshold = automatic
 
 
 def stored_times(valid_at: datetime | None, known_at: datetime | None) -> dict[str, int | None]:

@@ -259,7 +259,7 @@ def _visible_facts(
     return select(*found.c).select_from(asked.join(found, true()))
 
 
-_VISIBLE_FACTS: Final = Prepared(_visible_facts)
+_VISIBLE_FACTS: Final = Prepared(_visible_facts, keyed=True)
 
 
 def visible_facts(
@@ -310,7 +310,7 @@ def _visible_messages(valid: bool, known: bool) -> ClauseElement:
     )
 
 
-_VISIBLE_MESSAGES: Final = Prepared(_visible_messages)
+_VISIBLE_MESSAGES: Final = Prepared(_visible_messages, keyed=True)
 
 
 def visible_messages(
@@ -349,7 +349,7 @@ def _structure(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseEle
     return union_all(*counts)
 
 
-_STRUCTURE: Final = Prepared(_structure)
+_STRUCTURE: Final = Prepared(_structure, keyed=True)
 
 
 def edge_structure(

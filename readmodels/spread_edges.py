@@ -81,7 +81,7 @@ def _edges_statement(valid: bool, known: bool, typed: bool, fading: bool) -> Cla
     )
 
 
-_EDGES: Final = Prepared(_edges_statement)
+_EDGES: Final = Prepared(_edges_statement, keyed=True)
 
 
 def _as_stored(confidence: float, _observed_at: int, _edge_type: str) -> float:

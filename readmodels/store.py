@@ -195,7 +195,8 @@ class ReadModelStore:
 
 # Built once: both run in every projection transaction, after every inline write.
 _TRACKED: Final = Prepared(
-    lambda: select(tracking.c.position).where(tracking.c.projection == bindparam("name"))
+    lambda: select(tracking.c.position).where(tracking.c.projection == bindparam("name")),
+    keyed=True,
 )
 """Asked by every recall (the vector index's sync): run through the driver."""
 _MOVE: Final = (

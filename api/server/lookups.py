@@ -1,6 +1,7 @@
 """Read-only questions the web explorer asks that the other endpoints do not answer.
 
-Entity search, a slot's versions with their bitemporal picture, and a recall that only
+Entity search, a slot's versions with their bitemporal picture, a conversation's events (the
+messages a fact was learned from, with positions and chain hashes), and a recall that only
 looks: `GET /recall` answers as `POST /recall` does but records no usage, so browsing a
 memory never changes the retrieval counts that ranking reads.
 """
@@ -15,14 +16,16 @@ from litestar.di import Provide
 from litestar.params import FromQuery, QueryParameter
 
 from apexmem.bitemporal import timeline_svg
+from apexmem.domain.identities import episode_id
 from apexmem.events.errors import ValidationError
 from apexmem.events.timeutil import UtcDateTime
 from apexmem.readmodels.rows import EntityRow, FactRow
+from apexmem.replay.audit import HistoryEntry
 from apexmem.server.routes import _READ, KnownAt, Query, TenantMemory, ValidAt, _given, _tenant
 from apexmem.service.recalled import Recall
 from apexmem.wire import convert
 
-__all__ = ["EntitiesFound", "LookupApi", "Timeline"]
+__all__ = ["EntitiesFound", "Episode", "LookupApi", "Timeline"]
 
 _Count = Annotated[int, msgspec.Meta(ge=1, le=100)]
 QueryText = Annotated[
@@ -47,6 +50,21 @@ class Timeline(msgspec.Struct, frozen=True, kw_only=True):
     """Newest valid_from first, each in the state known at `known_at` (else now)."""
     svg: str
     """One bar per version: valid time across, known time down."""
+
+
+class Episode(msgspec.Struct, frozen=True, kw_only=True):
+    """A conversation's events, oldest first: its start and every message recorded in it."""
+
+    conversation: str
+    stream_id: str
+    events: list[HistoryEntry]
+    """Each with its log position, transaction time, actor and chain hash; only those
+    recorded by `known_at` when it is given."""
+
+
+class _EpisodeIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    conversation: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+    known_at: UtcDateTime | None = None
 
 
 class _EntitiesIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -116,6 +134,25 @@ class LookupApi(Controller):
         title = f"{asked.subject} {asked.relation}"
         svg = timeline_svg(rows, title=title, now=now, valid_at=asked.valid_at)
         return Timeline(subject=asked.subject, relation=asked.relation, versions=rows, svg=svg)
+
+    @get("/episode", operation_id="episode", **_READ)
+    def episode(
+        self,
+        request: Query,
+        tenant_memory: TenantMemory,
+        *,
+        conversation: FromQuery[str],
+        known_at: KnownAt = None,
+    ) -> Episode:
+        """A conversation's events (its messages: speaker, text, time, ref), oldest first,
+        with positions, actors and chain hashes; those recorded by known_at when given."""
+        asked = convert(_EpisodeIn, _given(request, locals()))
+        stream = episode_id(asked.conversation)
+        with tenant_memory.memory() as memory:
+            events = memory.history(slot=stream)
+        if asked.known_at is not None:
+            events = [e for e in events if e.recorded_at <= asked.known_at]
+        return Episode(conversation=asked.conversation, stream_id=str(stream), events=events)
 
     @get("/recall", operation_id="peekRecall", **_READ)
     def peek(

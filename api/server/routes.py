@@ -241,11 +241,28 @@ class MemoryApi(Controller):
         valid_at: ValidAt = None,
         known_at: KnownAt = None,
         position: Position = None,
+        include_faded: Annotated[
+            bool,
+            QueryParameter(description="Also facts whose confidence decayed under 0.1 (faded)."),
+        ] = False,
     ) -> FactsFound:
-        """Believed facts with the entity as subject or object."""
-        asked = convert(FactsAboutIn, _given(request, locals()))
+        """Believed facts with the entity as subject or object (faded ones too with
+        include_faded)."""
+        given = _given(request, locals())
+        faded = given.pop("include_faded")
+        asked = convert(FactsAboutIn, given)
         with tenant_memory.memory() as memory:
-            return calls.facts_about(memory, asked)
+            if not faded:
+                return calls.facts_about(memory, asked)
+            view = memory.as_of(known_at=asked.known_at, position=asked.position)
+            found = view.facts_about(
+                asked.entity,
+                valid_at=asked.valid_at,
+                entity_type=asked.entity_type,
+                relation=asked.relation,
+                include_faded=True,
+            )
+            return FactsFound(facts=found)
 
     @get("/traverse", operation_id="traverse", **_READ)
     def traverse(
@@ -259,11 +276,27 @@ class MemoryApi(Controller):
         valid_at: ValidAt = None,
         known_at: KnownAt = None,
         position: Position = None,
+        include_faded: Annotated[
+            bool,
+            QueryParameter(description="Also facts whose confidence decayed under 0.1 (faded)."),
+        ] = False,
     ) -> Subgraph:
-        """Entities within max_hops of start, and the believed edges between them."""
-        asked = convert(TraverseIn, _given(request, locals()))
+        """Entities within max_hops of start, and the believed edges between them (faded
+        ones too with include_faded)."""
+        given = _given(request, locals())
+        faded = given.pop("include_faded")
+        asked = convert(TraverseIn, given)
         with tenant_memory.memory() as memory:
-            return calls.traverse(memory, asked)
+            if not faded:
+                return calls.traverse(memory, asked)
+            view = memory.as_of(known_at=asked.known_at, position=asked.position)
+            return view.traverse(
+                asked.start,
+                max_hops=asked.max_hops,
+                edge_types=asked.edge_types,
+                valid_at=asked.valid_at,
+                include_faded=True,
+            )
 
     @get("/history", operation_id="history", **_READ)
     def history(

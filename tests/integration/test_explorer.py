@@ -25,7 +25,7 @@ FIRST: Final = {
     "facts": [
         {"subject": "Alice", "subject_type": "person", "relation": "works_at", "object": "Acme",
          "object_type": "organization", "valid_from": "2020-01-01T00:00:00Z", "actor": "hr-bot",
-         "episode": "onboarding"},
+         "episode": "onboarding", "ref": "m1"},
         {"subject": "Bob", "subject_type": "person", "relation": "manages", "object": "Alice",
          "object_type": "person", "edge_type": "entity"},
         {"subject": "Alice", "subject_type": "person", "relation": "uses", "object": "Rust",
@@ -38,6 +38,19 @@ LATER: Final = {
          "object_type": "organization", "valid_from": "2023-01-01T00:00:00Z", "actor": "hr-bot"},
     ]
 }  # fmt: skip
+WELCOME: Final = {
+    "episode": "onboarding", "speaker": "hr-bot", "ref": "m1",
+    "text": "Please welcome our new colleague to the Acme team.",
+}  # fmt: skip
+FADED: Final = {
+    "facts": [
+        {"subject": "Carol", "subject_type": "person", "relation": "uses", "object": "Perl",
+         "object_type": "language", "observed_at": "2019-01-01T00:00:00Z"},
+        {"subject": "Carol", "subject_type": "person", "relation": "likes", "object": "Tea",
+         "object_type": "concept"},
+    ]
+}  # fmt: skip
+"""Carol's Perl was last observed in 2019: its confidence has decayed under 0.1 (faded)."""
 LATE_CORRECTION: Final = {
     "facts": [
         {"subject": "Alice", "subject_type": "person", "relation": "lives_in", "object": "Paris",
@@ -63,9 +76,11 @@ def server(memory_dir: Path) -> Iterator[str]:
     port = base.rsplit(":", 1)[1]
     with running("serve", "--db", str(memory_dir), "--port", port, ready=f"{base}/v1/stats",
                  log=log):  # fmt: skip
-        for body in (FIRST, LATER, LATE_CORRECTION):
+        for body in (FIRST, LATER, LATE_CORRECTION, FADED):
             answer = httpx.post(f"{base}/v1/facts", json=body, headers=AUTH)
             assert answer.status_code == 200, answer.text
+        answer = httpx.post(f"{base}/v1/messages", json=WELCOME, headers=AUTH)
+        assert answer.status_code == 200, answer.text
         yield base
 
 
@@ -188,6 +203,71 @@ def test_the_valid_time_picker_and_the_timeline_show_every_version_and_its_histo
     expect(events.first).to_contain_text("hr-bot")
     assert events.count() >= 2
     assert page.locator("#history-table td.hash").first.inner_text().endswith("...")
+
+
+def test_clicking_a_fact_shows_its_episode_with_the_message_it_was_learned_from(
+    page: Page, server: str, tmp_path: Path
+) -> None:
+    _open(page, server, "#entity=Alice&type=person&hops=1&valid=2021-06-01T00:00:00Z")
+    row = page.locator("#facts tbody tr", has_text="Acme")
+    expect(row).to_contain_text("onboarding")
+
+    row.locator("button.episode").click()
+
+    expect(page.locator("#evidence")).to_be_visible()
+    expect(page.locator("#evidence-fact")).to_contain_text("hr-bot")
+    expect(page.locator("#episode-title")).to_contain_text("Episode onboarding (1 messages)")
+    evidence = page.locator("#episode-table tr.evidence")
+    expect(evidence).to_contain_text("Please welcome our new colleague")
+    expect(evidence.locator("td.hash")).to_contain_text("...")
+    expect(page.locator("#history-title")).to_contain_text("Alice works_at")
+    page.screenshot(path=str(tmp_path / "episode.png"), full_page=True)
+    position = page.locator("#evidence-fact dd").nth(1).inner_text()
+
+    assert position.isdigit()
+    print(f"screenshot: {tmp_path / 'episode.png'}")
+
+
+def test_the_faded_toggle_shows_the_facts_whose_confidence_decayed(page: Page, server: str) -> None:
+    _open(page, server, "#entity=Carol&type=person&hops=1")
+    expect(page.locator("#facts tbody")).to_contain_text("Tea")
+    expect(page.locator("#facts tbody")).not_to_contain_text("Perl")
+
+    page.locator("#faded").check()
+
+    faded = page.locator("#facts tbody tr.faded")
+    expect(faded).to_contain_text("Perl")
+    expect(faded).to_contain_text("(faded)")
+    expect(page.locator("#facts tbody tr.fact:not(.faded)")).to_contain_text("Tea")
+    page.wait_for_function("window.apexmem.graph.nodes().some(n => n.data('label') === 'Perl')")
+    assert "faded=1" in page.url
+
+
+def test_facts_and_traverse_take_include_faded(server: str) -> None:
+    asked = {"entity": "Carol"}
+
+    default = httpx.get(f"{server}/v1/facts", params=asked, headers=AUTH).json()
+    with_faded = httpx.get(
+        f"{server}/v1/facts", params={**asked, "include_faded": "true"}, headers=AUTH
+    ).json()
+    walked = httpx.get(
+        f"{server}/v1/traverse", params={"start": "Carol", "include_faded": "true"}, headers=AUTH
+    ).json()
+
+    assert [f["object"] for f in default["facts"]] == ["Tea"]
+    assert sorted(f["object"] for f in with_faded["facts"]) == ["Perl", "Tea"]
+    assert all(isinstance(f["position"], int) for f in with_faded["facts"])
+    assert sorted(e["name"] for e in walked["entities"]) == ["Carol", "Perl", "Tea"]
+
+
+def test_the_episode_lookup_lists_a_conversation_with_positions_and_chains(server: str) -> None:
+    found = httpx.get(
+        f"{server}/v1/episode", params={"conversation": "onboarding"}, headers=AUTH
+    ).json()
+
+    messages = [e for e in found["events"] if e["tag"].startswith("message-recorded")]
+    assert [m["data"]["text"] for m in messages] == [WELCOME["text"]]
+    assert all(len(e["chain"]) == 64 and e["position"] > 0 for e in found["events"])
 
 
 def test_the_recall_box_shows_hits_with_why_and_provenance(page: Page, server: str) -> None:

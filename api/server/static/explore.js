@@ -6,7 +6,7 @@
 (function () {
   const MAX_ROWS = 500;
   const COLOURS = { semantic: "#1f77b4", temporal: "#2ca02c", causal: "#d62728", entity: "#9467bd" };
-  const state = { entity: null, type: null, hops: 2, known: null, valid: null, steps: [], positions: [], slot: null };
+  const state = { entity: null, type: null, hops: 2, known: null, valid: null, faded: false, steps: [], positions: [], slot: null };
   const $ = (id) => document.getElementById(id);
   const explorer = { state: state, graph: null };
   window.apexmem = explorer;
@@ -94,6 +94,7 @@
     parts.set("hops", String(state.hops));
     if (state.known) parts.set("known", state.known);
     if (state.valid) parts.set("valid", state.valid);
+    if (state.faded) parts.set("faded", "1");
     const hash = "#" + parts.toString();
     if (location.hash !== hash) history.pushState(null, "", hash);
   }
@@ -105,6 +106,8 @@
     state.hops = Number(parts.get("hops") || 2);
     state.known = parts.get("known");
     state.valid = parts.get("valid");
+    state.faded = parts.get("faded") === "1";
+    $("faded").checked = state.faded;
     $("hops").value = String(state.hops);
     $("valid-at").value = state.valid ? state.valid.replace(/Z$/, "").slice(0, 19) : "";
   }
@@ -139,12 +142,16 @@
     $("entity").hidden = false;
     $("entity-name").textContent = state.entity + (state.type ? " (" + state.type + ")" : "");
     say("loading " + state.entity + " ...");
-    const [facts, graph, history] = await Promise.all([
-      api("/facts", { entity: state.entity, entity_type: state.type, ...times() }),
-      api("/traverse", { start: state.entity, max_hops: state.hops, ...times() }),
+    const faded = state.faded ? "true" : null;
+    const asked = { entity: state.entity, entity_type: state.type, ...times() };
+    const [facts, believed, graph, history] = await Promise.all([
+      api("/facts", { ...asked, include_faded: faded }),
+      state.faded ? api("/facts", asked) : null,
+      api("/traverse", { start: state.entity, max_hops: state.hops, ...times(), include_faded: faded }),
       api("/history", { entity: state.entity, entity_type: state.type }),
     ]);
-    showFacts(facts.facts);
+    const unfaded = believed ? new Set(believed.facts.map((f) => f.fact_id + ":" + f.position)) : null;
+    showFacts(facts.facts, unfaded);
     drawGraph(graph);
     setSteps(history.events);
     showHistory("History of " + state.entity, history.events);
@@ -157,7 +164,7 @@
     return state.entity + ": " + known + valid;
   }
 
-  function showFacts(facts) {
+  function showFacts(facts, unfaded) {
     const body = $("facts").tBodies[0];
     body.replaceChildren();
     for (const fact of facts) {
@@ -169,17 +176,20 @@
       actions.appendChild(link("timeline", () => guarded(() => showTimeline(fact.subject, fact.relation))));
       actions.appendChild(el("span", " "));
       actions.appendChild(link("history", () => guarded(() => factHistory(fact))));
-      const tr = row([subject, fact.relation, object, fact.edge_type, fact.confidence.toFixed(2),
-        when(fact.valid_from), when(fact.valid_until), when(fact.recorded_at), fact.actor,
-        fact.episode, actions]);
+      const faded = unfaded && !unfaded.has(fact.fact_id + ":" + fact.position);
+      const episode = link(fact.episode || "(none)", () => guarded(() => selectFact(fact)));
+      episode.classList.add("episode");
+      const tr = row([subject, fact.relation, object, fact.edge_type,
+        fact.confidence.toFixed(2) + (faded ? " (faded)" : ""), when(fact.valid_from),
+        when(fact.valid_until), when(fact.recorded_at), fact.actor, episode, fact.position, actions]);
       tr.dataset.factId = fact.fact_id;
-      tr.className = "fact";
+      tr.className = faded ? "fact faded" : "fact";
       body.appendChild(tr);
     }
     if (!facts.length) {
       body.appendChild(row(["no facts at this moment (facts whose confidence decayed under 0.1 are left " +
-        "out; move the known-at slider back to see them as they were then)"]));
-      body.lastChild.firstChild.colSpan = 11;
+        "out: tick \"faded facts\", or move the known-at slider back to see them as they were then)"]));
+      body.lastChild.firstChild.colSpan = 12;
     }
   }
 
@@ -213,7 +223,7 @@
       ],
     });
     explorer.graph.on("tap", "edge", (event) => {
-      guarded(() => factHistory(event.target.data("fact")));
+      guarded(() => selectFact(event.target.data("fact")));
     });
     explorer.graph.on("tap", "node", (event) => {
       const node = event.target;
@@ -235,6 +245,50 @@
         factHistory({ fact_id: bar.getAttribute("data-fact-id"), subject: subject, relation: relation })));
     }
     $("timeline-svg").replaceChildren(svg);
+  }
+
+  // ---- a fact, its episode and the evidence it was learned from -------------------------
+
+  async function selectFact(fact) {
+    await Promise.all([showEvidence(fact), factHistory(fact)]);
+    $("evidence").scrollIntoView();
+  }
+
+  async function showEvidence(fact) {
+    $("evidence").hidden = false;
+    $("evidence-title").textContent = "Fact: " + (fact.fact || fact.subject + " " + fact.relation + " " + (fact.object || ""));
+    const facts = $("evidence-fact");
+    facts.replaceChildren();
+    const shown = [["fact id", fact.fact_id], ["log position", fact.position], ["actor", fact.actor],
+      ["episode", fact.episode], ["ref", fact.ref], ["standing", fact.standing],
+      ["confidence", fact.confidence], ["valid", when(fact.valid_from) + " to " + (when(fact.valid_until) || "open")],
+      ["known since", when(fact.recorded_at)], ["supersedes", fact.supersedes]];
+    for (const [name, value] of shown) {
+      facts.appendChild(el("dt", name));
+      facts.appendChild(el("dd", value === null || value === undefined || value === "" ? "-" : value));
+    }
+    const body = $("episode-table").tBodies[0];
+    body.replaceChildren();
+    if (!fact.episode) {
+      $("episode-title").textContent = "Episode";
+      $("episode-note").textContent = "told without an episode: no conversation to show";
+      return;
+    }
+    const found = await api("/episode", { conversation: fact.episode, known_at: state.known });
+    const messages = found.events.filter((e) => e.tag.startsWith("message-"));
+    $("episode-title").textContent = "Episode " + found.conversation + " (" + messages.length + " messages)";
+    $("episode-note").textContent = "stream " + found.stream_id +
+      (fact.ref ? "; the highlighted message is the one the fact was learned from (ref " + fact.ref + ")" : "");
+    for (const event of found.events.slice(-MAX_ROWS)) {
+      const data = event.data || {};
+      const chain = el("span", event.chain.slice(0, 16) + "...");
+      chain.title = event.chain;
+      const tr = row([event.position, when(event.recorded_at), event.tag, data.speaker,
+        when(data.at), data.ref, data.text || summary(data), chain]);
+      tr.children[7].className = "hash";
+      if (fact.ref && data.ref === fact.ref) tr.className = "evidence";
+      body.appendChild(tr);
+    }
   }
 
   // ---- history ------------------------------------------------------------------------
@@ -402,6 +456,10 @@
     refresh();
   });
   $("known-slider").addEventListener("input", moveKnown);
+  $("faded").addEventListener("change", () => {
+    state.faded = $("faded").checked;
+    refresh();
+  });
   $("valid-at").addEventListener("change", moveValid);
   $("valid-clear").addEventListener("click", () => {
     $("valid-at").value = "";

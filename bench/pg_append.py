@@ -104,6 +104,7 @@ def run(
     """`facts` facts shared among `writers` processes on `place`; aggregate throughput."""
     go = directory / f"go-{writers}-{time.monotonic_ns()}"
     share = facts // writers
+    _create(place, alone=alone)
     processes = [
         subprocess.Popen(
             [
@@ -139,6 +140,23 @@ def run(
         "facts_per_s": share * writers / seconds,
         "events_per_s": events / seconds,
     }
+
+
+def _create(place: str, *, alone: bool) -> None:
+    """Make the memory (or the log alone) once, as `apexmem init` does before its writers
+    start: the timed processes then find its tables instead of racing to create them."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from append import LOG_ONLY
+
+    from apexmem import Memory
+    from apexmem.events import EventLog
+    from apexmem.events.postgres_log import PostgresLog
+
+    if not alone:
+        Memory.open(place, settings=LOG_ONLY).close()
+        return
+    url, _, schema = place.partition("?schema=")
+    (PostgresLog(url, schema=schema) if schema else EventLog(place)).close()
 
 
 def _events(place: str) -> int:

@@ -3,7 +3,9 @@
 An episode exists from the first event that names its conversation: the first message, or
 a fact or entity recorded with that `episode`. Its id is the episode stream's,
 `uuid5(NS, "episode/{conversation}")`, whichever event came first, so ensuring it again
-changes nothing.
+changes nothing. A fact asserted in it links its two ends to it through the fact's own row
+(its `episode`); entities observed in it, named by its messages or at the ends of a fact
+reinforced in it are linked by rows of their own.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def linked(
         if len(_EPISODES) >= _MEMO_SIZE:
             _EPISODES.clear()
         episode = _EPISODES[conversation] = episode_id(conversation)
-    named = tuple(e for e in entity_ids if e is not None)
+    named = tuple(filter(None, entity_ids))  # ids are never false; None is
     return [Linked(episode, conversation, named, event.recorded_at, event.position, fact)]
 
 

@@ -178,7 +178,9 @@ def _fact_asserted(event: RecordedEvent, data: FactAsserted) -> list[Change]:
     changes.append(Touch(data.subject_id, seen))
     if data.object_id is not None:
         changes.append(Touch(data.object_id, seen))
-    changes += linked(event, data.subject_id, data.object_id)
+    # The episode, if any, is heard of; its links to the fact's ends are the fact row's
+    # `episode` (readmodels.episodes), not rows of their own.
+    changes += linked(event)
     return changes
 
 

@@ -8,9 +8,10 @@ from typing import Final
 from uuid import UUID
 
 import msgspec
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, func, or_, select
 
-from apexmem.readmodels.tables import episode_entities, episodes, messages
+from apexmem.domain.identities import episode_id
+from apexmem.readmodels.tables import episode_entities, episodes, facts, messages
 
 __all__ = ["EpisodeRow", "episodes_of"]
 
@@ -37,30 +38,84 @@ def episodes_of(
 
     Pass an entity with the entities merged into it: their mentions count as its own.
     """
-    first = func.min(episode_entities.c.linked_at).label("mentioned_at")
-    statement = (
-        select(episodes.c.episode_id, episodes.c.conversation, episodes.c.started_at, first)
-        .join(episodes, episodes.c.episode_id == episode_entities.c.episode_id)
-        .where(episode_entities.c.entity_id.in_(list(dict.fromkeys(ids))))
-        .group_by(episodes.c.episode_id)
-        .order_by(first, episodes.c.episode_id)
-    )
-    if known_at is not None:
-        statement = statement.where(
-            episode_entities.c.linked_at <= known_at, episodes.c.started_at <= known_at
-        )
-    rows = connection.execute(statement).all()
-    counts = _message_counts(connection, [r.episode_id for r in rows], known_at)
+    wanted = list(dict.fromkeys(ids))
+    first: dict[UUID, datetime] = {}
+    for episode, at in _linked(connection, wanted, known_at):
+        _keep_first(first, episode, at)
+    for conversation, at in _asserted_in(connection, wanted, known_at):
+        _keep_first(first, episode_id(conversation), at)
+    rows = sorted(_episodes(connection, list(first), known_at), key=lambda r: (first[r[0]], r[0]))
+    counts = _message_counts(connection, [r[0] for r in rows], known_at)
     return [
         EpisodeRow(
-            episode_id=r.episode_id,
-            conversation=r.conversation,
-            started_at=r.started_at,
-            mentioned_at=r.mentioned_at,
-            messages=counts.get(r.episode_id, 0),
+            episode_id=episode,
+            conversation=conversation,
+            started_at=started_at,
+            mentioned_at=first[episode],
+            messages=counts.get(episode, 0),
         )
-        for r in rows
+        for episode, conversation, started_at in rows
     ]
+
+
+def _episodes(
+    connection: Connection, ids: list[UUID], known_at: datetime | None
+) -> list[tuple[UUID, str, datetime]]:
+    """(id, conversation, started at) of the episodes `ids` the memory knew of at `known_at`."""
+    found: list[tuple[UUID, str, datetime]] = []
+    for i in range(0, len(ids), _CHUNK):
+        statement = select(
+            episodes.c.episode_id, episodes.c.conversation, episodes.c.started_at
+        ).where(episodes.c.episode_id.in_(ids[i : i + _CHUNK]))
+        if known_at is not None:
+            statement = statement.where(episodes.c.started_at <= known_at)
+        found += [(r[0], r[1], r[2]) for r in connection.execute(statement)]
+    return found
+
+
+def _keep_first(first: dict[UUID, datetime], episode: UUID, at: datetime) -> None:
+    known = first.get(episode)
+    if known is None or at < known:
+        first[episode] = at
+
+
+def _linked(
+    connection: Connection, ids: list[UUID], known_at: datetime | None
+) -> list[tuple[UUID, datetime]]:
+    """(episode, first time it linked any of `ids`) from the link rows: entities observed
+    in an episode, named by its messages, or at the ends of a fact reinforced in it."""
+    at = func.min(episode_entities.c.linked_at)
+    statement = (
+        select(episode_entities.c.episode_id, at)
+        .where(episode_entities.c.entity_id.in_(ids))
+        .group_by(episode_entities.c.episode_id)
+    )
+    if known_at is not None:
+        statement = statement.where(episode_entities.c.linked_at <= known_at)
+    return [(r[0], r[1]) for r in connection.execute(statement)]
+
+
+def _asserted_in(
+    connection: Connection, ids: list[UUID], known_at: datetime | None
+) -> list[tuple[str, datetime]]:
+    """(conversation, first time a fact asserted in it had one of `ids` at an end).
+
+    A fact asserted in an episode links its two ends to it: the fact rows say so (each
+    version's rows keep the episode and the time it was asserted), so no link row is
+    written for them: that would be a row per end of every fact.
+    """
+    at = func.min(facts.c.asserted_at)
+    statement = (
+        select(facts.c.episode, at)
+        .where(
+            or_(facts.c.subject_id.in_(ids), facts.c.object_id.in_(ids)),
+            facts.c.episode.is_not(None),
+        )
+        .group_by(facts.c.episode)
+    )
+    if known_at is not None:
+        statement = statement.where(facts.c.asserted_at <= known_at)
+    return [(r[0], r[1]) for r in connection.execute(statement)]
 
 
 def _message_counts(

@@ -267,8 +267,9 @@ episode_entities = Table(
 )
 """Which entities each episode (conversation) mentioned: the first event that linked them.
 
-Linked by facts asserted and entities observed with that episode, and by the entities a
-message of it mentioned; linking again changes nothing."""
+Linked by entities observed with that episode, the entities a message of it mentioned and
+the ends of facts reinforced in it; linking again changes nothing. The ends of a fact
+asserted in it are linked by the fact's rows (`facts.episode`, readmodels.episodes)."""
 
 extractions = Table(
     "extractions",

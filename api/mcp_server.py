@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from importlib.metadata import version
 from typing import Any, Final
 
@@ -17,19 +16,33 @@ import mcp_types as types
 import msgspec
 from mcp.server import Server, ServerRequestContext
 
-from apexmem import calls, erasure
+from apexmem import calls, erasure, mcp_texts, operations
 from apexmem.erasure import ForgetIn
 from apexmem.events.errors import ApexmemError, ValidationError
 from apexmem.memory import Memory
 from apexmem.readmodels.rows import FactRow, Subgraph
+from apexmem.replay.diff import Diff
+from apexmem.replay.verify import VerifyReport
 from apexmem.server.auth import BearerGuard, bearer_token
 from apexmem.server.tenants import Scope, Tenant, Tenants, allows
+from apexmem.service.fact_links import FactGraph, FactLink
+from apexmem.service.fading import FadePass
 from apexmem.service.forgetting import ForgetReport
 from apexmem.service.recalled import Recall, format_context
-from apexmem.service.results import MessageRef
+from apexmem.service.results import AliasRef, MemoryStats, MergeRef, MessageRef, RetractRef
+from apexmem.service.status import Status
 from apexmem.wire import (
     AddMemoryIn,
+    AliasIn,
     AsOfRecallIn,
+    CommunitiesIn,
+    CommunitiesOut,
+    DiffIn,
+    EntitiesIn,
+    EntitiesOut,
+    EpisodesIn,
+    EpisodesOut,
+    FactGraphIn,
     FactIn,
     FactsAboutIn,
     FactsFound,
@@ -37,9 +50,13 @@ from apexmem.wire import (
     FactsOut,
     HistoryIn,
     HistoryOut,
+    LinkIn,
+    MergeIn,
     MessageIn,
     MessagesAdded,
+    Nothing,
     RecallIn,
+    RetractIn,
     TraverseIn,
     convert,
 )
@@ -121,19 +138,6 @@ def _subgraph(graph: Subgraph) -> str:
     return f"Entities: {reached}\nEdges:\n{edges}"
 
 
-def _history(out: HistoryOut) -> str:
-    return "\n".join(
-        f"#{e.position} {_when(e.recorded_at)} {e.tag}"
-        + (f" by {e.actor}" if e.actor else "")
-        + (f" in {e.episode}" if e.episode else "")
-        for e in out.events
-    )
-
-
-def _when(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
 TOOLS: Final = (
     Tool(
         name="remember",
@@ -176,7 +180,7 @@ TOOLS: Final = (
         "reference_time) or window [start, end] is given: then those valid at some time in it.",
         input=RecallIn,
         output=Recall,
-        run=calls.recall,
+        run=operations.recall,
         text=_recalled,
     ),
     Tool(
@@ -186,7 +190,7 @@ TOOLS: Final = (
         "known_at or by log position; each is optional (valid_at alone is enough).",
         input=AsOfRecallIn,
         output=Recall,
-        run=calls.recall,
+        run=operations.recall,
         text=_recalled,
     ),
     Tool(
@@ -222,11 +226,135 @@ TOOLS: Final = (
     Tool(
         name="history",
         description="Every event behind a fact (by fact id), a slot, or an entity, oldest first, "
-        "with log position, time, actor and episode.",
+        "with log position, time, actor, episode and what changed (asserted, observed again, "
+        "closed, retracted, faded, linked).",
         input=HistoryIn,
         output=HistoryOut,
         run=calls.history,
-        text=_history,
+        text=mcp_texts.history,
+    ),
+    Tool(
+        name="diff",
+        description="What changed between two times the memory was told things: facts "
+        "asserted, superseded, retracted, faded and restored, and links told.",
+        input=DiffIn,
+        output=Diff,
+        run=calls.diff,
+        text=mcp_texts.diffed,
+    ),
+    Tool(
+        name="retract",
+        description="End a fact version at valid_until (it stopped being true), or withdraw it "
+        "as never true when valid_until is omitted; the version stays in history.",
+        input=RetractIn,
+        output=RetractRef,
+        run=calls.retract,
+        text=mcp_texts.retracted,
+        read_only=False,
+    ),
+    Tool(
+        name="add_alias",
+        description="Claim another name for an entity of the same type (the first claim of a "
+        "name wins).",
+        input=AliasIn,
+        output=AliasRef,
+        run=calls.add_alias,
+        text=mcp_texts.aliased,
+        read_only=False,
+    ),
+    Tool(
+        name="merge_entities",
+        description="Merge entity source forward into target (same type): the source's facts "
+        "and names count as the target's from now on.",
+        input=MergeIn,
+        output=MergeRef,
+        run=operations.merge,
+        text=mcp_texts.merged,
+        read_only=False,
+    ),
+    Tool(
+        name="link_facts",
+        description="Link two fact versions (ids from recall or facts_about): source "
+        "supersedes, is caused_by, part_of, related_to or depends_on target, with a strength "
+        "in (0, 1]. Recall then brings a hit's linked facts.",
+        input=LinkIn,
+        output=FactLink,
+        run=operations.link,
+        text=mcp_texts.linked,
+        read_only=False,
+    ),
+    Tool(
+        name="fact_graph",
+        description="The links from and to a fact, depth (1 to 3) hops out, and the facts "
+        "they reach, as known at known_at.",
+        input=FactGraphIn,
+        output=FactGraph,
+        run=operations.fact_graph,
+        text=mcp_texts.fact_graph,
+    ),
+    Tool(
+        name="search_entities",
+        description="Entities named query (any case, aliases too), else those whose name "
+        "starts with it; without a query, every entity in name order.",
+        input=EntitiesIn,
+        output=EntitiesOut,
+        run=operations.entities,
+        text=mcp_texts.entities,
+    ),
+    Tool(
+        name="get_episodes",
+        description="The episodes (conversations) that mentioned an entity, first mentioned "
+        "first, with how many messages each holds.",
+        input=EpisodesIn,
+        output=EpisodesOut,
+        run=operations.episodes,
+        text=mcp_texts.episodes,
+    ),
+    Tool(
+        name="communities",
+        description="Communities of related entities found by `apexmem communities`, largest "
+        "first, with their summaries and best-connected members.",
+        input=CommunitiesIn,
+        output=CommunitiesOut,
+        run=operations.communities,
+        text=mcp_texts.communities,
+    ),
+    Tool(
+        name="record_fades",
+        description="One decay pass: record the facts whose decayed confidence went under the "
+        "recall threshold since the previous pass, and those lifted back (history and diff "
+        "then show them).",
+        input=Nothing,
+        output=FadePass,
+        run=lambda memory, _: memory.record_fades(),
+        text=mcp_texts.faded,
+        read_only=False,
+    ),
+    Tool(
+        name="get_status",
+        description="Counts, each projection's lag behind the log, the settings that shape "
+        "recall, and versions; no data.",
+        input=Nothing,
+        output=Status,
+        run=lambda memory, _: memory.status(),
+        text=mcp_texts.status,
+    ),
+    Tool(
+        name="stats",
+        description="Counts of events, entities and facts; sizes on disk; projection lag.",
+        input=Nothing,
+        output=MemoryStats,
+        run=lambda memory, _: memory.stats(),
+        text=mcp_texts.stats,
+    ),
+    Tool(
+        name="verify",
+        description="Recompute the log's hash chain: ok with the head to keep, or the first "
+        "bad position and why (the memory then refuses writes).",
+        input=Nothing,
+        output=VerifyReport,
+        run=lambda memory, _: memory.verify(),
+        text=mcp_texts.verified,
     ),
 )
 """The tools, in the order `tools/list` gives them."""

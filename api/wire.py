@@ -17,8 +17,11 @@ from apexmem.domain.commands import TOO_DEEP
 from apexmem.domain.names import MAX_INPUT_NAME_BYTES
 from apexmem.events.base import MAX_REF_BYTES, Probability
 from apexmem.events.errors import ValidationError
+from apexmem.events.link import LinkType
 from apexmem.events.timeutil import UtcDateTime
-from apexmem.readmodels.rows import FactRow
+from apexmem.readmodels.communities import CommunityRow
+from apexmem.readmodels.episodes import EpisodeRow
+from apexmem.readmodels.rows import EntityRow, FactRow
 from apexmem.replay.audit import HistoryEntry
 from apexmem.service.results import FactRef, MessageRef
 
@@ -28,7 +31,14 @@ __all__ = [
     "AliasIn",
     "AsOfRecallIn",
     "ChatMessageIn",
+    "CommunitiesIn",
+    "CommunitiesOut",
     "DiffIn",
+    "EntitiesIn",
+    "EntitiesOut",
+    "EpisodesIn",
+    "EpisodesOut",
+    "FactGraphIn",
     "FactIn",
     "FactsAboutIn",
     "FactsFound",
@@ -36,9 +46,12 @@ __all__ = [
     "FactsOut",
     "HistoryIn",
     "HistoryOut",
+    "LinkIn",
+    "MergeIn",
     "MessageIn",
     "MessagesAdded",
     "MessagesIn",
+    "Nothing",
     "RecallIn",
     "RetractIn",
     "TraverseIn",
@@ -54,6 +67,20 @@ _Ref = Annotated[str, msgspec.Meta(max_length=MAX_REF_BYTES)]
 _Query = Annotated[str, msgspec.Meta(max_length=65_536)]
 _Limit = Annotated[int, msgspec.Meta(ge=1, le=100)]
 _Hops = Annotated[int, msgspec.Meta(ge=0, le=6)]
+EntityType = Literal[
+    "person",
+    "organization",
+    "project",
+    "tool",
+    "technology",
+    "language",
+    "file",
+    "config",
+    "concept",
+    "event",
+    "location",
+]
+"""`apexmem.domain.types.ENTITY_TYPES` as a type, so the schemas list them."""
 
 
 class _In(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -199,6 +226,8 @@ class RecallIn(_In, frozen=True, kw_only=True):
     window: tuple[UtcDateTime, UtcDateTime] | None = None
     reference_time: UtcDateTime | None = None
     position: int | None = None
+    trace: bool = False
+    """Return `trace`: each stage's best candidates, counts and milliseconds."""
 
 
 class AsOfRecallIn(_In, frozen=True, kw_only=True):
@@ -217,6 +246,8 @@ class AsOfRecallIn(_In, frozen=True, kw_only=True):
     min_score: float | None = None
     window: tuple[UtcDateTime, UtcDateTime] | None = None
     reference_time: UtcDateTime | None = None
+    trace: bool = False
+    """Return `trace`: each stage's best candidates, counts and milliseconds."""
 
 
 class FactsAboutIn(_In, frozen=True, kw_only=True):
@@ -262,6 +293,85 @@ class DiffIn(_In, frozen=True, kw_only=True):
 
     since: UtcDateTime
     until: UtcDateTime
+
+
+class Nothing(_In, frozen=True, kw_only=True):
+    """An operation that takes no argument."""
+
+
+class LinkIn(_In, frozen=True, kw_only=True):
+    """Link two fact versions: `source` supersedes, is caused by, is part of, relates to or
+    depends on `target` (fact ids or the short ids the CLI prints)."""
+
+    source: _Ref
+    target: _Ref
+    link_type: LinkType
+    strength: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 1.0
+    actor: _Ref | None = None
+
+
+class FactGraphIn(_In, frozen=True, kw_only=True):
+    """The links from and to a fact, `depth` hops out, and the facts they reach."""
+
+    fact: _Ref
+    depth: Annotated[int, msgspec.Meta(ge=1, le=3)] = 1
+    known_at: UtcDateTime | None = None
+
+
+class EntitiesIn(_In, frozen=True, kw_only=True):
+    """Entities named `query` (any case, aliases too), else those whose name starts with it;
+    without a query, every entity in name order."""
+
+    query: _Name | None = None
+    entity_type: EntityType | None = None
+    known_at: UtcDateTime | None = None
+    limit: _Limit = 20
+
+
+class EntitiesOut(msgspec.Struct, frozen=True, kw_only=True):
+    """Entities a name search found."""
+
+    entities: list[EntityRow]
+
+
+class EpisodesIn(_In, frozen=True, kw_only=True):
+    """The episodes (conversations) that mentioned an entity, first mentioned first."""
+
+    entity: _Name
+    entity_type: EntityType | None = None
+    known_at: UtcDateTime | None = None
+    position: int | None = None
+
+
+class EpisodesOut(msgspec.Struct, frozen=True, kw_only=True):
+    """Episodes, first mentioned first."""
+
+    episodes: list[EpisodeRow]
+
+
+class CommunitiesIn(_In, frozen=True, kw_only=True):
+    """Live communities, largest first, with their best-connected members."""
+
+    limit: _Limit = 50
+    top: Annotated[int, msgspec.Meta(ge=1, le=50)] = 5
+
+
+class CommunitiesOut(msgspec.Struct, frozen=True, kw_only=True):
+    """Communities, largest first."""
+
+    communities: list[CommunityRow]
+
+
+class MergeIn(_In, frozen=True, kw_only=True):
+    """Merge entity `source` forward into `target` of the same type; its names keep
+    resolving to the target."""
+
+    source: _Name
+    target: _Name
+    entity_type: EntityType = "concept"
+    reason: _Ref | None = None
+    actor: _Ref | None = None
+    episode: _Ref | None = None
 
 
 T = TypeVar("T")

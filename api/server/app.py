@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import msgspec
-from litestar import Litestar, Router
+from litestar import Litestar, Router, get
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
@@ -19,11 +19,12 @@ from apexmem.server.config import DEFAULT_MAX_BODY_BYTES, ServeConfig, served
 from apexmem.server.errors import exception_handlers
 from apexmem.server.explore import ExplorerPages
 from apexmem.server.lookups import LookupApi
+from apexmem.server.operations import OperationsApi
 from apexmem.server.routes import MemoryApi
 from apexmem.server.tenants import Tenants
 from apexmem.service.logs import get_logger
 
-__all__ = ["CONFIG_VARIABLE", "create_app", "from_environment", "tenants_for"]
+__all__ = ["CONFIG_VARIABLE", "Health", "create_app", "from_environment", "tenants_for"]
 
 CONFIG_VARIABLE: Final = "APEXMEM_SERVE_CONFIG"
 """The environment variable that hands a worker process its `ServeConfig` (JSON)."""
@@ -31,7 +32,8 @@ CONFIG_VARIABLE: Final = "APEXMEM_SERVE_CONFIG"
 _logger = get_logger()
 
 _DESCRIPTION = """A temporal knowledge-graph memory for agents: append facts and messages,
-recall, query on both time axes, audit. Every request needs `Authorization: Bearer <token>`.
+recall, query on both time axes, audit. Every request but `GET /v1/health` needs
+`Authorization: Bearer <token>`.
 Errors are `application/problem+json` (RFC 9457); a validation problem names `field`,
 `value` and `rule`. Writes take an `Idempotency-Key` header: a retry with the same key and
 body returns the first result and writes nothing."""
@@ -42,7 +44,10 @@ def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     the web explorer's page at `/explore`."""
     prefix = "/v1/tenants/{tenant:str}" if tenants.multi else "/v1"
     api = Litestar(
-        route_handlers=[Router(path=prefix, route_handlers=[MemoryApi, LookupApi])],
+        route_handlers=[
+            health,
+            Router(path=prefix, route_handlers=[MemoryApi, LookupApi, OperationsApi]),
+        ],
         openapi_config=OpenAPIConfig(
             title="apexmem",
             version=version("apexmem"),
@@ -63,6 +68,20 @@ def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
         debug=False,
     )
     return ExplorerPages(BearerGuard(api, tenants))
+
+
+class Health(msgspec.Struct, frozen=True, kw_only=True):
+    """The server answers (no token needed, no data)."""
+
+    status: str
+    version: str
+
+
+@get("/v1/health", operation_id="health", tags=["read"], security=[], sync_to_thread=False)
+def health() -> Health:
+    """`ok` and the version while the server runs: for load balancers and probes, without a
+    token."""
+    return Health(status="ok", version=version("apexmem"))
 
 
 def tenants_for(config: ServeConfig) -> Tenants:

@@ -19,6 +19,8 @@ from apexmem.server.tenants import Tenants
 __all__ = ["TENANT_PREFIX", "BearerGuard", "bearer_token"]
 
 TENANT_PREFIX: Final = "/v1/tenants/"
+OPEN_PATHS: Final = frozenset({"/v1/health"})
+"""Paths a GET may reach without a token (they hold no data)."""
 _SLASHES: Final = re.compile("/+")
 
 Scope = Mapping[str, Any]
@@ -56,6 +58,8 @@ class BearerGuard:
     def _refusal(self, scope: Scope) -> Problem | None:
         token = bearer_token(scope.get("headers", []))
         path = _routed(scope.get("path", ""))
+        if path in OPEN_PATHS and scope.get("method") in {"GET", "HEAD"}:
+            return None
         if self.tenants.multi and path.startswith(TENANT_PREFIX):
             name = path[len(TENANT_PREFIX) :].split("/", 1)[0]
             try:

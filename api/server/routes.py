@@ -11,7 +11,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
-from apexmem import calls, erasure
+from apexmem import calls, erasure, operations
 from apexmem.erasure import ForgetIn
 from apexmem.events.errors import ValidationError
 from apexmem.readmodels.rows import Subgraph
@@ -226,9 +226,10 @@ class MemoryApi(Controller):
         tags=["read"],
     )
     def recall(self, data: JSONBody[RecallIn], tenant_memory: TenantMemory) -> Recall:
-        """The facts and messages that best answer a question, now or as of a past state."""
+        """The facts and messages that best answer a question, now or as of a past state
+        (`trace`: each stage's best candidates, counts and milliseconds)."""
         with tenant_memory.memory() as memory:
-            return calls.recall(memory, data)
+            return operations.recall(memory, data)
 
     @get("/facts", operation_id="factsAbout", **_READ)
     def facts_about(

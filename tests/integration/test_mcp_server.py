@@ -57,6 +57,7 @@ ALICE = {
     "object_type": "organization",
     "valid_from": "2020-01-01T00:00:00Z",
 }
+BOB = {**ALICE, "subject": "Bob", "object": "Initech", "valid_from": "2021-01-01T00:00:00Z"}
 
 
 def test_tools_are_listed_with_the_wire_types_schemas(tenant: Tenant) -> None:
@@ -77,6 +78,19 @@ def test_tools_are_listed_with_the_wire_types_schemas(tenant: Tenant) -> None:
         "traverse",
         "forget",
         "history",
+        "diff",
+        "retract",
+        "add_alias",
+        "merge_entities",
+        "link_facts",
+        "fact_graph",
+        "search_entities",
+        "get_episodes",
+        "communities",
+        "record_fades",
+        "get_status",
+        "stats",
+        "verify",
     ]
     remember = listed.tools[0]
     assert remember.input_schema == tool_schema(FactIn)
@@ -178,8 +192,18 @@ def test_an_unknown_entity_is_an_answer_not_an_error(tenant: Tenant) -> None:
 
 
 def test_every_tool_result_decodes_strictly_as_its_output_type(tenant: Tenant) -> None:
-    [remembered] = calls(tenant, ("remember", ALICE))
+    remembered, other, moved = calls(
+        tenant,
+        ("remember", ALICE),
+        ("remember", BOB),
+        (
+            "remember",
+            {**ALICE, "relation": "lives_in", "object": "Paris", "object_type": "location"},
+        ),
+    )
     fact_id = remembered.structured_content["results"][0]["fact_id"]
+    bob = other.structured_content["results"][0]["fact_id"]
+    paris = moved.structured_content["results"][0]["fact_id"]
     arguments: dict[str, dict[str, Any]] = {
         "remember": ALICE,
         "record_message": {"episode": "c1", "speaker": "user", "text": "hi"},
@@ -190,6 +214,19 @@ def test_every_tool_result_decodes_strictly_as_its_output_type(tenant: Tenant) -
         "traverse": {"start": "Alice"},
         "forget": {"episode": "c1", "reason": "user deleted the conversation"},
         "history": {"fact": fact_id},
+        "diff": {"since": "2000-01-01T00:00:00Z", "until": "2100-01-01T00:00:00Z"},
+        "retract": {"fact_id": paris, "reason": "moved"},
+        "add_alias": {"entity": "Alice", "alias": "Ally", "entity_type": "person"},
+        "merge_entities": {"source": "Initech", "target": "Acme", "entity_type": "organization"},
+        "link_facts": {"source": fact_id, "target": bob, "link_type": "related_to"},
+        "fact_graph": {"fact": fact_id, "depth": 2},
+        "search_entities": {"query": "Ally"},
+        "get_episodes": {"entity": "Alice"},
+        "communities": {"limit": 5},
+        "record_fades": {},
+        "get_status": {},
+        "stats": {},
+        "verify": {},
     }
 
     results = calls(tenant, *[(t.name, arguments[t.name]) for t in TOOLS])
@@ -245,3 +282,62 @@ def test_recall_takes_a_window_and_a_reference_time(tenant: Tenant) -> None:
     assert "Initech" in text(windowed) and "Globex" in text(windowed)
     assert "Initech" in text(summer) and "Globex" not in text(summer)
     assert bad.is_error and "position" in text(bad)
+
+
+def test_the_upkeep_and_audit_tools_answer_as_the_python_api_does(tenant: Tenant) -> None:
+    first, second = calls(tenant, ("remember", ALICE), ("remember", BOB))
+    alice = first.structured_content["results"][0]["fact_id"]
+    bob = second.structured_content["results"][0]["fact_id"]
+
+    results = calls(
+        tenant,
+        ("link_facts", {"source": alice, "target": bob, "link_type": "caused_by", "strength": 0.8}),
+        ("fact_graph", {"fact": alice}),
+        ("history", {"fact": alice}),
+        ("diff", {"since": "2000-01-01T00:00:00Z", "until": "2100-01-01T00:00:00Z"}),
+        ("search_entities", {"query": "ali"}),
+        ("get_episodes", {"entity": "Alice"}),
+        ("communities", {}),
+        ("get_status", {}),
+        ("stats", {}),
+        ("verify", {}),
+        ("record_fades", {}),
+        ("retract", {"fact_id": bob, "reason": "wrong"}),
+        ("recall", {"query": "Where does Alice work?", "trace": True}),
+    )
+    linked, graph, history, diffed, found, episodes, groups, status, stats, verified = results[:10]
+    faded, retracted, recalled = results[10:]
+
+    assert not any(r.is_error for r in results), [text(r) for r in results if r.is_error]
+    assert linked.structured_content["link_type"] == "caused_by"
+    with tenant.memory() as memory:
+        expected = msgspec.to_builtins(memory.fact_graph(alice))
+        assert graph.structured_content["links"] == expected["links"]
+        assert graph.structured_content["hops"] == expected["hops"] == {alice: 0, bob: 1}
+        now = msgspec.to_builtins(memory.status())
+    assert status.structured_content.keys() == now.keys()
+    assert status.structured_content["counts"]["facts_believed"] == 2  # before the retraction
+    assert now["counts"]["facts_believed"] == 1
+    assert status.structured_content["counts"]["fact_links"] == now["counts"]["fact_links"] == 1
+    assert "linked" in text(history) and "Alice works_at Acme" in text(history)
+    assert "2 asserted" in text(diffed) and "1 linked" in text(diffed)
+    assert [e["name"] for e in found.structured_content["entities"]] == ["Alice"]
+    assert episodes.structured_content == {"episodes": []}
+    assert groups.structured_content == {"communities": []}
+    assert stats.structured_content["graph"]["entities"] >= 3
+    assert verified.structured_content["ok"] is True
+    assert faded.structured_content["position"] == 0
+    assert retracted.structured_content["fact_id"] == bob
+    assert recalled.structured_content["trace"][0]["stage"] == "question"
+
+
+def test_a_link_of_an_unknown_type_is_refused_naming_the_field(tenant: Tenant) -> None:
+    [first] = calls(tenant, ("remember", ALICE))
+    alice = first.structured_content["results"][0]["fact_id"]
+
+    [refused] = calls(
+        tenant, ("link_facts", {"source": alice, "target": alice, "link_type": "likes"})
+    )
+
+    assert refused.is_error
+    assert "link_type" in text(refused)

@@ -1,0 +1,87 @@
+"""The operations HTTP and MCP share beyond `apexmem.calls`: each takes a wire request and
+makes one `Memory` call (recall with its trace, fact links, entity lookups, communities,
+merge)."""
+
+from __future__ import annotations
+
+from apexmem.memory import Memory
+from apexmem.service.fact_links import FactGraph, FactLink
+from apexmem.service.recalled import Recall
+from apexmem.service.results import MergeRef
+from apexmem.wire import (
+    AsOfRecallIn,
+    CommunitiesIn,
+    CommunitiesOut,
+    EntitiesIn,
+    EntitiesOut,
+    EpisodesIn,
+    EpisodesOut,
+    FactGraphIn,
+    LinkIn,
+    MergeIn,
+    RecallIn,
+)
+
+__all__ = ["communities", "entities", "episodes", "fact_graph", "link", "merge", "recall"]
+
+
+def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
+    """The hits that best answer the query, now or inside a past state (with `trace`: how
+    each stage ranked them)."""
+    return memory.recall(
+        request.query,
+        limit=request.limit,
+        max_hops=request.max_hops,
+        edge_types=request.edge_types,
+        mode=request.mode,
+        valid_at=request.valid_at,
+        known_at=request.known_at,
+        relations=request.relations,
+        min_score=request.min_score,
+        window=request.window,
+        reference_time=request.reference_time,
+        position=request.position,
+        trace=request.trace,
+    )
+
+
+def link(memory: Memory, request: LinkIn) -> FactLink:
+    """Link two fact versions (one `fact-linked.v1`; the same link again writes nothing)."""
+    return memory.link(
+        request.source, request.target, request.link_type, request.strength, actor=request.actor
+    )
+
+
+def fact_graph(memory: Memory, request: FactGraphIn) -> FactGraph:
+    """The links around a fact, as known at `known_at`."""
+    return memory.fact_graph(request.fact, request.depth, known_at=request.known_at)
+
+
+def entities(memory: Memory, request: EntitiesIn) -> EntitiesOut:
+    """Entities by name (exact, any case, aliases too; else by prefix)."""
+    view = memory.as_of(known_at=request.known_at)
+    found = view.entities(request.query, entity_type=request.entity_type, limit=request.limit)
+    return EntitiesOut(entities=found)
+
+
+def episodes(memory: Memory, request: EpisodesIn) -> EpisodesOut:
+    """The conversations that mentioned an entity, first mentioned first."""
+    view = memory.as_of(known_at=request.known_at, position=request.position)
+    return EpisodesOut(episodes=view.episodes_for(request.entity, entity_type=request.entity_type))
+
+
+def communities(memory: Memory, request: CommunitiesIn) -> CommunitiesOut:
+    """Live communities, largest first."""
+    return CommunitiesOut(communities=memory.communities(limit=request.limit, top=request.top))
+
+
+def merge(memory: Memory, request: MergeIn) -> MergeRef:
+    """Merge one entity forward into another of the same type."""
+    return memory.merge(
+        source=request.source,
+        target=request.target,
+        entity_type=request.entity_type,
+        reason=request.reason,
+        actor=request.actor,
+        episode=request.episode,
+    )

@@ -58,6 +58,7 @@ _GROWN: Final = f"""
                      WHERE i.indrelid = c.oid AND a.amname = 'gin'), '{{}}')
     FROM pg_class AS c
     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
+      AND pg_has_role(c.relowner, 'USAGE')  -- only an owner may (else autovacuum's to do)
       AND pg_relation_size(c.oid) / current_setting('block_size')::int >= {_LEAST_PAGES}
       AND pg_relation_size(c.oid) / current_setting('block_size')::int
           > {_GROWTH} * greatest(c.relpages, 0)

@@ -8,12 +8,13 @@ from typing import Any, Final
 
 import psycopg
 import pytest
+from sqlalchemy import create_engine
 from storage_backends import POSTGRES_URL, drop_schema, fresh_schema
 
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
 from apexmem.domain.settings import MemorySettings, ProjectionSettings, Settings
-from apexmem.readmodels.postgres import MANY_EVENTS, analyze_if_grown
+from apexmem.readmodels.postgres import MANY_EVENTS, analyze_if_grown, engine_for, postgres_url
 
 _DEFERRED: Final = Settings(memory=MemorySettings(projection=ProjectionSettings(inline=False)))
 _FTS_INDEXES: Final = ("facts_fts_doc", "messages_fts_doc", "entities_fts_doc")
@@ -96,3 +97,33 @@ def test_nothing_is_analyzed_on_sqlite(tmp_path: Any) -> None:
         analyzed = analyze_if_grown(memory.store.engine, 10 * MANY_EVENTS)
 
     assert analyzed == []
+
+
+def test_tables_of_another_owner_are_left_to_autovacuum(schema: str) -> None:
+    role = f"{schema}_reader"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as server:
+        server.execute(f"CREATE SCHEMA {schema}")
+        server.execute(f"CREATE TABLE {schema}.notes (doc tsvector)")
+        server.execute(f"CREATE INDEX notes_doc ON {schema}.notes USING gin (doc)")
+        server.execute(
+            f"INSERT INTO {schema}.notes SELECT to_tsvector('simple', 'note ' || i)"
+            " FROM generate_series(1, 5000) AS i"
+        )
+        server.execute(f"CREATE ROLE {role} LOGIN")
+        server.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+    try:
+        reader_url = postgres_url(POSTGRES_URL.replace("//postgres@", f"//{role}@"))
+        as_reader = create_engine(reader_url, connect_args={"options": f"-csearch_path={schema}"})
+        as_owner = engine_for(POSTGRES_URL, schema)
+
+        by_reader = analyze_if_grown(as_reader, MANY_EVENTS)
+        by_owner = analyze_if_grown(as_owner, MANY_EVENTS)
+
+        assert by_reader == []
+        assert by_owner == ["notes"]
+        as_reader.dispose()
+        as_owner.dispose()
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as server:
+            server.execute(f"DROP OWNED BY {role}")
+            server.execute(f"DROP ROLE {role}")

@@ -76,10 +76,16 @@ def server(memory_dir: Path) -> Iterator[str]:
     port = base.rsplit(":", 1)[1]
     with running("serve", "--db", str(memory_dir), "--port", port, ready=f"{base}/v1/stats",
                  log=log):  # fmt: skip
+        told = []
         for body in (FIRST, LATER, LATE_CORRECTION, FADED):
             answer = httpx.post(f"{base}/v1/facts", json=body, headers=AUTH)
             assert answer.status_code == 200, answer.text
+            told.append(answer.json()["results"])
         answer = httpx.post(f"{base}/v1/messages", json=WELCOME, headers=AUTH)
+        assert answer.status_code == 200, answer.text
+        acme, rust = told[0][0]["fact_id"], told[0][2]["fact_id"]
+        link = {"source": rust, "target": acme, "link_type": "caused_by", "strength": 0.8}
+        answer = httpx.post(f"{base}/v1/links", json=link, headers=AUTH)
         assert answer.status_code == 200, answer.text
         yield base
 
@@ -205,7 +211,7 @@ def test_the_valid_time_picker_and_the_timeline_show_every_version_and_its_histo
     assert page.locator("#history-table td.hash").first.inner_text().endswith("...")
 
 
-def test_clicking_a_fact_shows_its_episode_with_the_message_it_was_learned_from(
+def test_clicking_a_fact_shows_its_episode_the_message_it_was_learned_from_and_its_links(
     page: Page, server: str, tmp_path: Path
 ) -> None:
     _open(page, server, "#entity=Alice&type=person&hops=1&valid=2021-06-01T00:00:00Z")
@@ -221,6 +227,9 @@ def test_clicking_a_fact_shows_its_episode_with_the_message_it_was_learned_from(
     expect(evidence).to_contain_text("Please welcome our new colleague")
     expect(evidence.locator("td.hash")).to_contain_text("...")
     expect(page.locator("#history-title")).to_contain_text("Alice works_at")
+    linked = page.locator("#linked-facts li.linked")
+    expect(linked).to_contain_text("<- caused_by (0.80, told")
+    expect(linked).to_contain_text("Alice uses Rust")
     page.screenshot(path=str(tmp_path / "episode.png"), full_page=True)
     position = page.locator("#evidence-fact dd").nth(1).inner_text()
 

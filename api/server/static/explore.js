@@ -250,7 +250,7 @@
   // ---- a fact, its episode and the evidence it was learned from -------------------------
 
   async function selectFact(fact) {
-    await Promise.all([showEvidence(fact), factHistory(fact)]);
+    await Promise.all([showEvidence(fact), showLinks(fact), factHistory(fact)]);
     $("evidence").scrollIntoView();
   }
 
@@ -289,6 +289,25 @@
       if (fact.ref && data.ref === fact.ref) tr.className = "evidence";
       body.appendChild(tr);
     }
+  }
+
+  async function showLinks(fact) {
+    // The fact's own links both ways (told, or made by recalls together), and the facts they reach.
+    const found = await api("/fact-graph", { fact: fact.fact_id, known_at: state.known });
+    const facts = new Map(found.facts.map((f) => [f.fact_id, f]));
+    const list = $("linked-facts");
+    list.replaceChildren();
+    for (const linked of found.links) {
+      const out = linked.source === fact.fact_id;
+      const other = facts.get(out ? linked.target : linked.source);
+      if (!other || (linked.source !== fact.fact_id && linked.target !== fact.fact_id)) continue;
+      const item = el("li", null, "linked");
+      item.appendChild(el("span", (out ? "-> " : "<- ") + linked.link_type + " (" +
+        linked.strength.toFixed(2) + ", " + linked.origin + ", position " + linked.position + ") "));
+      item.appendChild(link(other.fact, () => guarded(() => selectFact(other))));
+      list.appendChild(item);
+    }
+    if (!list.children.length) list.appendChild(el("li", "no links to other facts"));
   }
 
   // ---- history ------------------------------------------------------------------------

@@ -48,9 +48,12 @@ from apexmem.readmodels.vectors import (
     vector_metadata,
 )
 
-__all__ = ["run"]
+__all__ = ["RECALL_FLOOR", "below_floor", "run"]
 
 _QUESTIONS: Final = 500
+RECALL_FLOOR: Final = 0.97
+"""The recall@10 against an exact scan the index must reach: `python bench/vectors.py
+--faiss N` exits 1 below it."""
 _ROWS: Final = 20_000
 
 
@@ -282,6 +285,15 @@ def run(
         },
         "runs": runs,
     }
+
+
+def below_floor(result: dict[str, Any]) -> list[str]:
+    """The runs of `result` whose recall@10 is under `RECALL_FLOOR`, each with its figure."""
+    return [
+        f"{label}: recall@10 {measured['recall_at_10']:.3f} < {RECALL_FLOOR}"
+        for label, measured in result["runs"].items()
+        if measured["recall_at_10"] < RECALL_FLOOR
+    ]
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ The indexes are a cache of `vector_items`: `sync` adds the items past the last v
 and drops the vids `vector_replaced` says an item left behind when its text changed. While
 a kind has fewer than `hnsw_threshold` vectors its index is exact (`IndexIDMap` over
 `IndexFlatIP`: cosine on normalized vectors); past it the kind is rebuilt as HNSW (M=24,
-efSearch=128) over 8-bit scalar-quantized vectors (`IndexHNSWSQ`, see `HNSW_STORAGE`), whose
-replaced ids stay in the graph as tombstones, skipped in answers, until the next rebuild.
+efConstruction=40, efSearch=256) over 8-bit scalar-quantized vectors (`IndexHNSWSQ`, see
+`HNSW_STORAGE`), whose replaced ids stay in the graph as tombstones, skipped in answers,
+until the next rebuild.
 
 The index holds only vids and vectors, never item ids: an answer's ids are looked up in SQL
 (a replaced vid is no longer there), and an HNSW index's candidates are scored again on
@@ -71,14 +72,18 @@ at 20,000 vectors and 4.0 ms at 99,323, HNSW 0.38 ms there, but approximate, and
 took 19 s (paid again on open when the index file is stale). At 50,000 the exact search
 (about 2 ms) starts to cost a tenth of recall's latency target, so past it HNSW pays."""
 HNSW_M: Final = 24
-HNSW_EF_SEARCH: Final = 128
-HNSW_EF_CONSTRUCTION: Final = 80
-"""Candidates kept while linking a new vector. FAISS's default of 40 builds in a third less
-CPU time but misses: on the suite's workload (WordLlama vectors of 100,000 fact sentences,
-500 template questions and 500 messages, the 20 candidates rescored exactly) recall@10
-against an exact scan was 0.932 with 40 and 0.959 with 80. At the suite's million facts
-(1,064,742 vectors, bench/results/faiss-1000000*.json) it was 0.931 with 80 and 0.878 with
-40, float32 storage 0.878 too: below 0.95 there, bounded by M and efSearch, not storage."""
+HNSW_EF_SEARCH: Final = 256
+"""Candidates kept while searching. A search is cheap beside a build (0.6 ms against 0.35 ms
+with 128 at 85,414 fact vectors), and a wider search buys back the recall that a narrower
+build (`HNSW_EF_CONSTRUCTION`) gives up."""
+HNSW_EF_CONSTRUCTION: Final = 40
+"""Candidates kept while linking a new vector: the build's cost, paid on every vector added
+and again by every rebuild. On the suite's 100,000-fact workload (85,414 WordLlama fact
+vectors, 500 template questions and 500 messages, 20 candidates rescored exactly, one
+thread) recall@10 against an exact scan was 0.978 with 80 here and efSearch 128 (17.3 s of
+CPU to build), 0.973 with 40 and efSearch 256 (11.0 s), 0.950 with 40 and 128, 0.990 with 80
+and 256. At the suite's million facts with 80 and 128 it was 0.931
+(bench/results/faiss-1000000*.json): bounded by M and efSearch, not storage."""
 HNSW_STORAGE: Final = "8bit"
 """How an HNSW index stores its vectors: 8-bit scalar quantization (`IndexHNSWSQ`), one byte
 per dimension, a quarter of float32, trained on the kind's first chunk. At 100,000 vectors

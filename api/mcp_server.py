@@ -40,6 +40,7 @@ from apexmem.wire import (
     DiffIn,
     EntitiesIn,
     EntitiesOut,
+    EpisodeIn,
     EpisodesIn,
     EpisodesOut,
     FactGraphIn,
@@ -309,6 +310,15 @@ TOOLS: Final = (
         output=EpisodesOut,
         run=operations.episodes,
         text=mcp_texts.episodes,
+    ),
+    Tool(
+        name="get_episode",
+        description="The messages of one conversation (episode), oldest first, with speaker, "
+        "text and time; those the memory had by known_at when given.",
+        input=EpisodeIn,
+        output=HistoryOut,
+        run=operations.episode,
+        text=mcp_texts.history,
     ),
     Tool(
         name="communities",

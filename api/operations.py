@@ -4,6 +4,7 @@ merge)."""
 
 from __future__ import annotations
 
+from apexmem.domain.identities import episode_id
 from apexmem.memory import Memory
 from apexmem.service.fact_links import FactGraph, FactLink
 from apexmem.service.recalled import Recall
@@ -14,15 +15,26 @@ from apexmem.wire import (
     CommunitiesOut,
     EntitiesIn,
     EntitiesOut,
+    EpisodeIn,
     EpisodesIn,
     EpisodesOut,
     FactGraphIn,
+    HistoryOut,
     LinkIn,
     MergeIn,
     RecallIn,
 )
 
-__all__ = ["communities", "entities", "episodes", "fact_graph", "link", "merge", "recall"]
+__all__ = [
+    "communities",
+    "entities",
+    "episode",
+    "episodes",
+    "fact_graph",
+    "link",
+    "merge",
+    "recall",
+]
 
 
 def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
@@ -68,6 +80,14 @@ def episodes(memory: Memory, request: EpisodesIn) -> EpisodesOut:
     """The conversations that mentioned an entity, first mentioned first."""
     view = memory.as_of(known_at=request.known_at, position=request.position)
     return EpisodesOut(episodes=view.episodes_for(request.entity, entity_type=request.entity_type))
+
+
+def episode(memory: Memory, request: EpisodeIn) -> HistoryOut:
+    """A conversation's events (its messages with speaker, text and time), oldest first."""
+    events = memory.history(slot=episode_id(request.conversation))
+    if request.known_at is not None:
+        events = [e for e in events if e.recorded_at <= request.known_at]
+    return HistoryOut(events=events)
 
 
 def communities(memory: Memory, request: CommunitiesIn) -> CommunitiesOut:

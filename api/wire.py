@@ -36,6 +36,7 @@ __all__ = [
     "DiffIn",
     "EntitiesIn",
     "EntitiesOut",
+    "EpisodeIn",
     "EpisodesIn",
     "EpisodesOut",
     "FactGraphIn",
@@ -347,6 +348,13 @@ class EpisodesOut(msgspec.Struct, frozen=True, kw_only=True):
     """Episodes, first mentioned first."""
 
     episodes: list[EpisodeRow]
+
+
+class EpisodeIn(_In, frozen=True, kw_only=True):
+    """A conversation's events (its messages), oldest first; those recorded by `known_at`."""
+
+    conversation: _Ref
+    known_at: UtcDateTime | None = None
 
 
 class CommunitiesIn(_In, frozen=True, kw_only=True):

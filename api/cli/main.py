@@ -12,6 +12,7 @@ import click
 
 from apexmem.cli.backfill import backfill
 from apexmem.cli.decay import decay
+from apexmem.cli.episode import episode
 from apexmem.cli.evict import evict
 from apexmem.cli.export import export
 from apexmem.cli.forget import forget
@@ -400,6 +401,7 @@ for _command in (
     decay_usage,
     diff,
     entities,
+    episode,
     episodes,
     evict,
     export,

@@ -21,7 +21,7 @@ import pytest
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 PAGES: Final = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-RUNNABLE: Final = {"python", "sh", "bash", "console"}
+RUNNABLE: Final = {"python", "py", "sh", "bash", "shell", "console"}
 NOT_RUN: Final = 20
 """Blocks marked `<!-- not-run: ... -->` across README.md and docs/."""
 GENERATED: Final = {ROOT / "docs/reference/cli.md"}
@@ -118,7 +118,7 @@ def test_the_code_blocks_of_a_page_run_in_order(
         if block.lang not in RUNNABLE or block.not_run:
             continue
         where = f"{page.relative_to(ROOT)}:{block.line}"
-        if block.lang == "python":
+        if block.lang in {"python", "py"}:
             exec(compile(block.code, where, "exec"), namespace)
         else:
             _run_shell(block, where, env, tmp_path)

@@ -61,6 +61,7 @@ from apexmem.wire import (
     TraverseIn,
     convert,
 )
+from apexmem.wire_fields import described
 
 __all__ = ["TOOLS", "Tool", "build_server", "http_app", "run_stdio", "tool_schema"]
 
@@ -373,8 +374,9 @@ _BY_NAME: Final = {tool.name: tool for tool in TOOLS}
 
 
 def tool_schema(kind: type[msgspec.Struct]) -> dict[str, Any]:
-    """The JSON schema of a wire type with the object at its root (as MCP requires)."""
-    schema = msgspec.json.schema(kind)
+    """The JSON schema of a wire type with the object at its root (as MCP requires), every
+    field described (`apexmem.wire_fields`)."""
+    schema = described(msgspec.json.schema(kind))
     definitions: dict[str, Any] = dict(schema.get("$defs", {}))
     root: dict[str, Any] = definitions.pop(kind.__name__)
     return {**root, "$defs": definitions} if definitions else root

@@ -19,6 +19,7 @@ from apexmem.server.config import DEFAULT_MAX_BODY_BYTES, ServeConfig, served
 from apexmem.server.errors import exception_handlers
 from apexmem.server.explore import ExplorerPages
 from apexmem.server.lookups import LookupApi
+from apexmem.server.openapi_fields import describe_fields
 from apexmem.server.operations import OperationsApi
 from apexmem.server.routes import MemoryApi
 from apexmem.server.tenants import Tenants
@@ -67,6 +68,7 @@ def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
         state=_state(tenants),
         debug=False,
     )
+    describe_fields(api)
     return ExplorerPages(BearerGuard(api, tenants))
 
 

@@ -5,6 +5,7 @@ tool list."""
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import subprocess
 from collections.abc import Iterator
@@ -15,9 +16,11 @@ import anyio
 import httpx
 import pytest
 from mcp import Client
+from mcp_types import Tool
 from serving import AUTH, CLI, free_port, make_memory, running
 
 from apexmem.cli.main import cli
+from apexmem.events.link import LINK_TYPES
 from apexmem.mcp_server import build_server
 from apexmem.memory import Memory
 from apexmem.server.tenants import Tenants
@@ -70,20 +73,26 @@ def openapi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def tools(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The tool names the MCP server lists, through the MCP SDK's client."""
+def listed_tools(tmp_path_factory: pytest.TempPathFactory) -> list[Tool]:
+    """The tools the MCP server lists, through the MCP SDK's client."""
     tenants = Tenants(single=make_memory(tmp_path_factory.mktemp("mcp")))
     tenant = tenants.get()
     assert tenant is not None
 
-    async def listed() -> list[str]:
+    async def listed() -> list[Tool]:
         async with Client(build_server(tenant)) as client:
-            return [tool.name for tool in (await client.list_tools()).tools]
+            return list((await client.list_tools()).tools)
 
     try:
         return anyio.run(listed)
     finally:
         tenants.close()
+
+
+@pytest.fixture(scope="module")
+def tools(listed_tools: list[Tool]) -> list[str]:
+    """The names of the tools the MCP server lists."""
+    return [tool.name for tool in listed_tools]
 
 
 def test_every_cell_is_filled_or_says_why_the_surface_lacks_it() -> None:
@@ -187,3 +196,52 @@ def test_an_episodes_messages_read_the_same_on_the_cli_and_over_mcp(tmp_path: Pa
         "I live in Lisbon."
     ]
     assert '"I live in Lisbon."' in shown.stdout
+
+
+def _undescribed(properties: dict[str, Any]) -> list[str]:
+    return [name for name, prop in properties.items() if not prop.get("description")]
+
+
+def test_every_mcp_input_property_is_described_and_fixed_values_are_listed(
+    listed_tools: list[Tool],
+) -> None:
+    undescribed = {
+        tool.name: _undescribed(schema.get("properties", {}))
+        for tool in listed_tools
+        for schema in [tool.input_schema, *tool.input_schema.get("$defs", {}).values()]
+        if _undescribed(schema.get("properties", {}))
+    }
+    remember = next(t for t in listed_tools if t.name == "remember").input_schema["properties"]
+    link = next(t for t in listed_tools if t.name == "link_facts").input_schema["properties"]
+
+    assert undescribed == {}
+    assert "person" in remember["subject_type"]["description"]
+    assert "semantic" in remember["edge_type"]["enum"]
+    assert sorted(link["link_type"]["enum"]) == sorted(LINK_TYPES)
+
+
+def test_every_openapi_request_field_and_parameter_is_described(openapi: dict[str, Any]) -> None:
+    requests = {
+        ref.rsplit("/", 1)[1]
+        for item in openapi["paths"].values()
+        for operation in item.values()
+        for ref in re.findall(r'"\$ref": "([^"]+)"', json.dumps(operation.get("requestBody", {})))
+    }
+    fields = {
+        name: _undescribed(openapi["components"]["schemas"][name].get("properties", {}))
+        for name in requests | {"ChatMessageIn"}
+    }
+    parameters = [
+        (path, parameter["name"])
+        for path, item in openapi["paths"].items()
+        for operation in item.values()
+        for parameter in operation.get("parameters", [])
+        if not parameter.get("description")
+    ]
+
+    assert len(requests) >= 9
+    assert {name: missing for name, missing in fields.items() if missing} == {}
+    assert parameters == []
+    episodes = openapi["paths"]["/v1/episodes"]["get"]["parameters"]
+    entity_type = next(p for p in episodes if p["name"] == "entity_type")["schema"]
+    assert "person" in json.dumps(entity_type)

@@ -72,7 +72,7 @@ class Projections:
         self.replaced_models: list[str] = []
         """The models whose vectors were dropped on opening, to embed again with this one."""
         if embedder is not None:
-            vector_metadata.create_all(store.engine)
+            _lay_out_vectors(store)
             self.vectors = Runner(
                 log, store, batch_size=batch_size, projection=VectorProjection(embedder)
             )
@@ -268,3 +268,14 @@ class Projections:
                 reset_vector_items(connection)
             self._vector_side()[1].forget()
             self.replaced_models = models
+
+
+def _lay_out_vectors(store: ReadModels) -> None:
+    """Create the vectors' tables where absent. On PostgreSQL under the schema's write lock:
+    processes opening a new memory together would otherwise race on the catalogue (a
+    duplicate `pg_type` row fails all but one `CREATE TABLE`)."""
+    if store.engine.dialect.name != "postgresql":  # SQLite lays out one writer at a time
+        vector_metadata.create_all(store.engine)
+        return
+    with store.write() as connection:
+        vector_metadata.create_all(connection)

@@ -11,7 +11,7 @@ from apexmem.domain.types import EDGE_TYPE_ALIASES, ENTITY_TYPES
 from apexmem.events.base import EDGE_TYPES
 from apexmem.events.link import LINK_TYPES
 
-__all__ = ["ENUMS", "FIELDS", "described"]
+__all__ = ["BOUNDS", "ENUMS", "FIELDS", "NAMED", "VISIBLE", "described"]
 
 _TIME: Final = " (ISO 8601 / RFC 3339, with a zone)."
 _ENTITY_TYPE: Final = f"One of {', '.join(ENTITY_TYPES)}."
@@ -83,6 +83,22 @@ are listed by the types that refuse others (`EntityType`): a fact's types are re
 leniently (an unknown one is stored as concept), a lookup's filter by any text."""
 
 
+BOUNDS: Final[Mapping[str, tuple[int, int | None]]] = {
+    "limit": (1, 100),
+    "max_hops": (0, 6),
+    "depth": (1, 3),
+    "top": (1, 50),
+    "position": (0, None),
+}
+"""The range the server takes for each integer field of these names."""
+
+NAMED: Final = frozenset(
+    {"subject", "relation", "object", "entity", "alias", "start", "speaker", "text", "query"}
+)
+"""Names and texts: each must hold a character other than a space (`pattern`)."""
+VISIBLE: Final = r"\S"
+
+
 def described(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` (a JSON schema with `$defs`) with every property described and every
     field of `ENUMS` limited to its values (in place; returned)."""
@@ -92,6 +108,8 @@ def described(schema: dict[str, Any]) -> dict[str, Any]:
                 prop.setdefault("description", FIELDS[name])
             if name in ENUMS:
                 _limit(prop, list(ENUMS[name]))
+            if name in NAMED:
+                prop.setdefault("pattern", VISIBLE)
     return schema
 
 

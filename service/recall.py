@@ -46,6 +46,7 @@ from apexmem.domain.recall import (
 )
 from apexmem.domain.recall.conversation import boosted, in_context, without_names
 from apexmem.domain.recall.evidence import shown_by_default, stands_in
+from apexmem.domain.recall.fusion import counted_once
 from apexmem.domain.recall.predicates import asked_relations
 from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
 from apexmem.domain.recall.window import question_window, window_why
@@ -595,7 +596,13 @@ class _Run:
         lists = self._leads(kept, hand)
         fused = self._in_context(
             weighted_rank_fusion(
-                [[(lead, self._trust(h, told), r) for lead, h, r in led] for _, led in lists],
+                counted_once(
+                    [
+                        [(lead, self._trust(h, told), r, hand[h]) for lead, h, r in led]
+                        for _, led in lists
+                    ],
+                    weights,
+                ),
                 weights=weights,
             )
         )

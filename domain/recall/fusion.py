@@ -7,6 +7,7 @@ from typing import Final, TypeVar
 
 __all__ = [
     "RRF_K",
+    "counted_once",
     "dedupe",
     "placed",
     "ranked",
@@ -105,3 +106,29 @@ def dedupe(
         if k not in best or score(item) > score(best[k]):
             best[k] = item
     return sorted(best.values(), key=score, reverse=True)
+
+
+def counted_once(
+    rankings: Sequence[Sequence[tuple[K, float, int, bool]]], weights: Sequence[float]
+) -> list[list[tuple[K, float, int]]]:
+    """The lists' places (lead, trust, rank) that count in the fusion, given whether each
+    piece's holder there is first-hand. A reading (a fact an extractor read out of a turn)
+    is no better evidence of the turn than its own words: a turn some list found by its
+    words is ranked by its words alone, its readings elsewhere add nothing; a turn found
+    only through readings counts once, in the list where its reading ranks best. So a
+    reading never lifts a turn above the turns it would follow without extraction."""
+    told = {lead for ranking in rankings for lead, _, _, own in ranking if own}
+    best: dict[K, tuple[float, int]] = {}
+    for i, ranking in enumerate(rankings):
+        for lead, trust, rank, _ in ranking:
+            share = weights[i] * trust / (RRF_K + rank)
+            if lead not in told and (lead not in best or share > best[lead][0]):
+                best[lead] = (share, i)
+    return [
+        [
+            (lead, trust, rank)
+            for lead, trust, rank, own in ranking
+            if (own if lead in told else best[lead][1] == i)
+        ]
+        for i, ranking in enumerate(rankings)
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Final
@@ -12,6 +13,7 @@ from litestar import Litestar, Router, get
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.routes import HTTPRoute
 
 from apexmem.location import is_url, locate
 from apexmem.server.auth import BearerGuard
@@ -31,6 +33,7 @@ CONFIG_VARIABLE: Final = "APEXMEM_SERVE_CONFIG"
 """The environment variable that hands a worker process its `ServeConfig` (JSON)."""
 
 _logger = get_logger()
+_PARAMETER: Final = re.compile(r"\{[^}]+\}")
 
 _DESCRIPTION = """A temporal knowledge-graph memory for agents: append facts and messages,
 recall, query on both time axes, audit. Every request but `GET /v1/health` needs
@@ -69,7 +72,7 @@ def create_app(tenants: Tenants, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
         debug=False,
     )
     describe_fields(api)
-    return ExplorerPages(BearerGuard(api, tenants))
+    return ExplorerPages(BearerGuard(AllowEveryMethod(api), tenants))
 
 
 class Health(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,6 +87,35 @@ def health() -> Health:
     """`ok` and the version while the server runs: for load balancers and probes, without a
     token."""
     return Health(status="ok", version=version("apexmem"))
+
+
+class AllowEveryMethod:
+    """`OPTIONS` answers with every method of its path in `Allow` (the framework's own
+    answer lists only the methods of the handler it was made from)."""
+
+    def __init__(self, api: Litestar) -> None:
+        self.api = api
+        self.methods = [
+            (re.compile("^" + _PARAMETER.sub("[^/]+", route.path) + "/?$"), route.methods)
+            for route in api.routes
+            if isinstance(route, HTTPRoute)
+        ]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "OPTIONS":
+            await self.api(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        found = [methods for pattern, methods in self.methods if pattern.match(path)]
+        allowed = ", ".join(sorted(set().union(*found))).encode() if found else None
+
+        async def sending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and allowed is not None:
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"allow"]
+                message = {**message, "headers": [*headers, (b"allow", allowed)]}
+            await send(message)
+
+        await self.api(scope, receive, sending)
 
 
 def tenants_for(config: ServeConfig) -> Tenants:

@@ -29,7 +29,7 @@ def openapi_document() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as directory:
         tenants = Tenants(single=Path(directory), token="reference-token-0123456789")
         pages = create_app(tenants)
-        document: dict[str, Any] = pages.app.app.openapi_schema.to_schema()
+        document: dict[str, Any] = pages.app.app.api.openapi_schema.to_schema()
         tenants.close()
     return document
 

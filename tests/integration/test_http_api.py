@@ -631,3 +631,12 @@ def test_a_conversation_retried_with_its_idempotency_key_is_appended_once(
     with Memory.open(directory) as memory:
         recorded = list(memory.events(tags=["message-recorded.v1"]))
     assert len(recorded) == 2
+
+
+def test_options_lists_every_method_of_the_path(client: TestClient[Any]) -> None:
+    facts = client.options("/v1/facts", headers=AUTH)
+    messages = client.options("/v1/episodes/conv-1/messages", headers=AUTH)
+
+    assert facts.status_code == 204
+    assert facts.headers["allow"] == "GET, OPTIONS, POST"
+    assert messages.headers["allow"] == "OPTIONS, POST"

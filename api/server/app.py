@@ -94,7 +94,7 @@ class AllowEveryMethod:
     answer lists only the methods of the handler it was made from)."""
 
     def __init__(self, api: Litestar) -> None:
-        self.api = api
+        self.api: Any = api  # called with a plain ASGI send
         self.methods = [
             (re.compile("^" + _PARAMETER.sub("[^/]+", route.path) + "/?$"), route.methods)
             for route in api.routes

@@ -22,13 +22,18 @@ def url() -> Iterator[str]:
 def told(memory: Memory, clock: Clock) -> list[datetime]:
     """The same story on any backend; the times a view is asked at."""
     times = []
-    job = {"subject_type": "person", "relation": "works_at", "object_type": "organization"}
-    for person, company, episode in [("Alice", "Acme", "c1"), ("Bob", "Acme", "c2")]:
+    def job(person: str, episode: str) -> None:
+        memory.assert_fact(
+            subject=person, subject_type="person", relation="works_at",
+            object="Acme", object_type="organization", episode=episode,
+        )  # fmt: skip
+
+    for person, episode in [("Alice", "c1"), ("Bob", "c2")]:
         clock.advance(60)
-        memory.assert_fact(subject=person, object=company, episode=episode, **job)
+        job(person, episode)
         times.append(clock())
     clock.advance(60)
-    memory.assert_fact(subject="Alice", object="Acme", episode="c3", **job)  # reinforced in c3
+    job("Alice", "c3")  # reinforced in c3
     times.append(clock())
     clock.advance(60)
     memory.observe_entity(name="Carol", entity_type="person", episode="c1")

@@ -20,6 +20,7 @@ from apexmem.cli.graph import communities, decay_rate, episodes
 from apexmem.cli.links import fact_graph, link
 from apexmem.cli.merges import link_notes, merges
 from apexmem.cli.migrating import migrate
+from apexmem.cli.naming import alias, merge
 from apexmem.cli.one_fact import assert_command, retract
 from apexmem.cli.params import COUNT, POSITION
 from apexmem.cli.projection import project, rebuild, stats
@@ -393,6 +394,7 @@ def _toml_section(name: str, values: dict[str, Any]) -> list[str]:
 
 
 for _command in (
+    alias,
     assert_command,
     backfill,
     communities,
@@ -411,6 +413,7 @@ for _command in (
     link,
     link_notes,
     mcp_command,
+    merge,
     merges,
     migrate,
     project,

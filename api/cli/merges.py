@@ -25,8 +25,8 @@ def merges(state: State, *, apart: bool, limit: int) -> None:
 
     A merge by similarity shows its cosine and its judge (`threshold`, or the
     disambiguator's name). --apart adds the pairs judged different (by default every
-    ambiguous pair of `use_embedding_resolution`): merge one by hand with `merge` in
-    `apexmem ingest` if they are the same.
+    ambiguous pair of `use_embedding_resolution`): merge one by hand with
+    `apexmem merge SOURCE TARGET` if they are the same.
 
     Example: apexmem merges --apart
     """

@@ -11,7 +11,18 @@ from apexmem.domain.types import EDGE_TYPE_ALIASES, ENTITY_TYPES
 from apexmem.events.base import EDGE_TYPES
 from apexmem.events.link import LINK_TYPES
 
-__all__ = ["BOUNDS", "ENUMS", "FIELDS", "NAMED", "VISIBLE", "described"]
+__all__ = [
+    "BOUNDS",
+    "ENUMS",
+    "EXCLUSIVE",
+    "FACT_ID",
+    "FIELDS",
+    "NAMED",
+    "PATTERNS",
+    "VISIBLE",
+    "described",
+    "exclusive",
+]
 
 _TIME: Final = " (ISO 8601 / RFC 3339, with a zone)."
 _ENTITY_TYPE: Final = f"One of {', '.join(ENTITY_TYPES)}."
@@ -97,12 +108,38 @@ NAMED: Final = frozenset(
 )
 """Names and texts: each must hold a character other than a space (`pattern`)."""
 VISIBLE: Final = r"\S"
+FACT_ID: Final = r"^[0-9a-fA-F](?:-?[0-9a-fA-F]){3,31}(?::[0-9]{1,10})?$"
+"""A fact id: whole, or as the tables print it (at least 4 of its hex digits, `:VERSION`)."""
+
+PATTERNS: Final[Mapping[str, Mapping[str, str]]] = {
+    "FactGraphIn": {"fact": FACT_ID},
+    "LinkIn": {"source": FACT_ID, "target": FACT_ID},
+    "MergeIn": {"source": VISIBLE, "target": VISIBLE},
+}
+"""Fields whose rule depends on the request type they are in (`source` is a fact id in a
+link, an entity's name in a merge), by type and field."""
+
+EXCLUSIVE: Final[Mapping[str, tuple[str, str]]] = {"FactIn": ("object", "value")}
+"""Request types with two fields never given together (both not null)."""
+
+
+def exclusive(first: str, second: str) -> dict[str, Any]:
+    """What a request giving both `first` and `second` (as strings) matches: the type's
+    schema says `not` this."""
+    both = {first: {"type": "string"}, second: {"type": "string"}}
+    return {"required": [first, second], "properties": both}
 
 
 def described(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` (a JSON schema with `$defs`) with every property described and every
-    field of `ENUMS` limited to its values (in place; returned)."""
-    for node in [schema, *schema.get("$defs", {}).values()]:
+    """`schema` (a JSON schema with `$defs`) with every property described, every field of
+    `ENUMS` limited to its values and the rules of `PATTERNS` and `EXCLUSIVE` stated (in
+    place; returned)."""
+    definitions: dict[str, Any] = schema.get("$defs", {})
+    for kind, node in [("", schema), *definitions.items()]:
+        if kind in EXCLUSIVE:
+            node.setdefault("not", exclusive(*EXCLUSIVE[kind]))
+        for name, pattern in PATTERNS.get(kind, {}).items():
+            node["properties"][name].setdefault("pattern", pattern)
         for name, prop in node.get("properties", {}).items():
             if name in FIELDS:
                 prop.setdefault("description", FIELDS[name])

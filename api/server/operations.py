@@ -23,6 +23,7 @@ from apexmem.server.routes import (
     TenantMemory,
     _given,
     _tenant,
+    _within_log,
 )
 from apexmem.service.fact_links import FactGraph, FactLink
 from apexmem.service.results import MergeRef
@@ -108,6 +109,7 @@ class OperationsApi(Controller):
         """The episodes (conversations) that mentioned an entity, first mentioned first."""
         asked = convert(EpisodesIn, _given(request, locals()))
         with tenant_memory.memory() as memory:
+            _within_log(memory, asked.position)
             return operations.episodes(memory, asked)
 
     @get("/communities", operation_id="communities", **_READ)

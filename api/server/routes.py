@@ -13,7 +13,8 @@ from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Quer
 
 from apexmem import calls, erasure, operations
 from apexmem.erasure import ForgetIn
-from apexmem.events.errors import ValidationError
+from apexmem.events.errors import NotFoundError, ValidationError
+from apexmem.memory import Memory
 from apexmem.readmodels.rows import Subgraph
 from apexmem.replay.diff import Diff
 from apexmem.replay.verify import VerifyReport
@@ -229,6 +230,7 @@ class MemoryApi(Controller):
         """The facts and messages that best answer a question, now or as of a past state
         (`trace`: each stage's best candidates, counts and milliseconds)."""
         with tenant_memory.memory() as memory:
+            _within_log(memory, data.position)
             return operations.recall(memory, data)
 
     @get("/facts", operation_id="factsAbout", **_READ)
@@ -253,6 +255,7 @@ class MemoryApi(Controller):
         faded = given.pop("include_faded")
         asked = convert(FactsAboutIn, given)
         with tenant_memory.memory() as memory:
+            _within_log(memory, asked.position)
             if not faded:
                 return calls.facts_about(memory, asked)
             view = memory.as_of(known_at=asked.known_at, position=asked.position)
@@ -288,6 +291,7 @@ class MemoryApi(Controller):
         faded = given.pop("include_faded")
         asked = convert(TraverseIn, given)
         with tenant_memory.memory() as memory:
+            _within_log(memory, asked.position)
             if not faded:
                 return calls.traverse(memory, asked)
             view = memory.as_of(known_at=asked.known_at, position=asked.position)
@@ -336,6 +340,15 @@ class MemoryApi(Controller):
         """Counts of events, entities and facts; sizes on disk; projection lag."""
         with tenant_memory.memory() as memory:
             return memory.stats()
+
+
+def _within_log(memory: Memory, position: int | None) -> None:
+    """A position past the log's end names no state this memory has had (a position read
+    from another memory, or one ahead of it): not found, as an id naming no fact is. The
+    head instead would answer a different state than the one asked for, and the same
+    request would answer differently once the log grows."""
+    if position is not None and position > (last := memory.log.last_position()):
+        raise NotFoundError(f"position {position}: this log ends at position {last}")
 
 
 def _given(request: Query, arguments: dict[str, Any]) -> dict[str, Any]:

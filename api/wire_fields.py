@@ -18,7 +18,9 @@ __all__ = [
     "FACT_ID",
     "FIELDS",
     "NAMED",
+    "NOT_BLANK",
     "PATTERNS",
+    "TEXTS",
     "VISIBLE",
     "described",
     "exclusive",
@@ -103,11 +105,18 @@ BOUNDS: Final[Mapping[str, tuple[int, int | None]]] = {
 }
 """The range the server takes for each integer field of these names."""
 
-NAMED: Final = frozenset(
-    {"subject", "relation", "object", "entity", "alias", "start", "speaker", "text", "query"}
+NAMED: Final = frozenset({"subject", "relation", "object", "entity", "alias", "start", "speaker"})
+"""Names: each must hold a character normalization keeps (`pattern` VISIBLE)."""
+TEXTS: Final = frozenset({"text", "query"})
+"""Free texts: each must hold a character other than a space (`pattern` NOT_BLANK)."""
+NOT_BLANK: Final = r"\S"
+VISIBLE: Final = (
+    r"[^\u0000-\u0020\u007f-\u00a0\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891"
+    r"\u08e2\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u206f\u3000\ufeff"
+    r"\ufff9-\ufffb]"
 )
-"""Names and texts: each must hold a character other than a space (`pattern`)."""
-VISIBLE: Final = r"\S"
+"""A character other than a space, a control or a format character of the Basic Multilingual
+Plane (what `apexmem.domain.names.clean` drops): a name needs one (tests/unit/test_visible.py)."""
 FACT_ID: Final = r"^[0-9a-fA-F](?:-?[0-9a-fA-F]){3,31}(?::[0-9]{1,10})?$"
 """A fact id: whole, or as the tables print it (at least 4 of its hex digits, `:VERSION`)."""
 
@@ -141,6 +150,8 @@ def described(schema: dict[str, Any]) -> dict[str, Any]:
         for name, pattern in PATTERNS.get(kind, {}).items():
             node["properties"][name].setdefault("pattern", pattern)
         for name, prop in node.get("properties", {}).items():
+            if name in TEXTS:
+                prop.setdefault("pattern", NOT_BLANK)
             if name in FIELDS:
                 prop.setdefault("description", FIELDS[name])
             if name in ENUMS:

@@ -3,10 +3,12 @@ values where it has them, from the same table as the MCP tools (`apexmem.wire_fi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, Final
 
 from litestar import Litestar
+from litestar.enums import ParamType
 from litestar.openapi.spec import OpenAPI, Operation, Parameter, Reference, Schema
 from litestar.openapi.spec.enums import OpenAPIType
 
@@ -16,7 +18,9 @@ from apexmem.wire_fields import (
     EXCLUSIVE,
     FIELDS,
     NAMED,
+    NOT_BLANK,
     PATTERNS,
+    TEXTS,
     VISIBLE,
     exclusive,
 )
@@ -25,6 +29,18 @@ __all__ = ["describe_fields"]
 
 _QUERIES: Final = {"factGraph": "FactGraphIn"}
 """The wire type a read's query parameters are converted into, where it has `PATTERNS`."""
+_KEY: Final = r"^[!-~]{1,255}$"
+"""An Idempotency-Key: 1 to 255 visible ASCII characters."""
+_AS_OF: Final = ("as_of", ("known_at", "position"), (), ("known_at", "position"))
+_GROUPS: Final[Mapping[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {
+    "history": ("asked", ("fact", "entity", "entity_type", "slot"), ("fact", "entity", "slot"), ()),
+    "factsAbout": _AS_OF,
+    "traverse": _AS_OF,
+    "episodesOfEntity": _AS_OF,
+}
+"""Reads with a rule across some query parameters, by operation id: those parameters are one
+form-exploded object parameter (OpenAPI 3's way to state such a rule; each is still sent as
+its own `name=value`): its name, its members, exactly one of which, at most one of which."""
 
 
 def describe_fields(api: Litestar) -> None:
@@ -38,16 +54,69 @@ def describe_fields(api: Litestar) -> None:
             schema.schema_not = _schema(exclusive(*EXCLUSIVE[kind]))
         _patterns(PATTERNS.get(kind, {}), schema.properties or {})
         for name, prop in (schema.properties or {}).items():
-            if isinstance(prop, Schema):
-                _field(name, prop, body=True)
+            if isinstance(prop, Schema):  # a request's names need a visible character
+                _field(name, prop, body=kind.endswith("In"))
     for item in (document.paths or {}).values():
         for operation in (item.get, item.post, item.put, item.patch, item.delete):
             if isinstance(operation, Operation):
                 parameters = [p for p in operation.parameters or [] if isinstance(p, Parameter)]
                 for parameter in parameters:
                     _parameter(parameter)
+                group = _GROUPS.get(operation.operation_id or "")
+                if group is not None:
+                    _grouped(operation, *group)
                 kind = _QUERIES.get(operation.operation_id or "", "")
                 _patterns(PATTERNS.get(kind, {}), {p.name: p.schema for p in parameters})
+
+
+def _grouped(
+    operation: Operation,
+    name: str,
+    members: tuple[str, ...],
+    one: tuple[str, ...],
+    at_most_one: tuple[str, ...],
+) -> None:
+    """`members` as one object parameter `name` holding exactly one of `one` and at most
+    one of `at_most_one`."""
+    parameters = [p for p in operation.parameters or [] if isinstance(p, Parameter)]
+    grouped = [p for p in parameters if p.param_in == ParamType.QUERY and p.name in members]
+    properties: dict[str, Reference | Schema] = {}
+    for parameter in grouped:
+        given = [o for o in _options(parameter.schema) if o.type != OpenAPIType.NULL]
+        outer = parameter.schema if isinstance(parameter.schema, Schema) else given[0]
+        properties[parameter.name] = dataclasses.replace(  # absent, not null, when not given
+            given[0],
+            description=parameter.description,
+            pattern=VISIBLE if parameter.name in NAMED else given[0].pattern,
+            format=given[0].format or outer.format,
+        )
+    rule = f"exactly one of {', '.join(one)}" if one else f"at most one of {', '.join(at_most_one)}"
+    kept: list[Parameter | Reference] = [p for p in parameters if p not in grouped]
+    operation.parameters = [
+        *kept,
+        Parameter(
+            name=name,
+            param_in=ParamType.QUERY,
+            required=bool(one),
+            style="form",
+            explode=True,
+            description=f"{rule.capitalize()} (each is its own query parameter).",
+            schema=Schema(
+                type=OpenAPIType.OBJECT,
+                properties=properties,
+                additional_properties=False,
+                one_of=[Schema(required=[m]) for m in one] or None,
+                schema_not=Schema(required=list(at_most_one)) if at_most_one else None,
+            ),
+        ),
+    ]
+
+
+def _options(schema: Reference | Schema | None) -> list[Schema]:
+    """A parameter's schema, or the options of a nullable one."""
+    if not isinstance(schema, Schema):
+        return []
+    return [o for o in schema.one_of or [schema] if isinstance(o, Schema)]
 
 
 def _patterns(patterns: Mapping[str, str], props: Mapping[str, object]) -> None:
@@ -71,6 +140,8 @@ def _parameter(parameter: Parameter) -> None:
         parameter.description = FIELDS[parameter.name]
     if isinstance(parameter.schema, Schema):
         _field(parameter.name, parameter.schema, body=False)
+        if parameter.name == "Idempotency-Key":
+            _options(parameter.schema)[0].pattern = _KEY
 
 
 def _field(name: str, prop: Schema, *, body: bool) -> None:
@@ -80,6 +151,8 @@ def _field(name: str, prop: Schema, *, body: bool) -> None:
         prop.description = FIELDS[name]
     if body and name in NAMED and prop.pattern is None:
         prop.pattern = VISIBLE
+    elif body and name in TEXTS and prop.pattern is None:
+        prop.pattern = NOT_BLANK
     _ranges(name, prop)
     if name in ENUMS:
         values = list(ENUMS[name])

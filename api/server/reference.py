@@ -79,11 +79,7 @@ def _operation(method: str, path: str, spec: dict[str, Any]) -> list[str]:
     if parameters:
         lines += ["| parameter | in | required | type | meaning |", "|---|---|---|---|---|"]
         for p in parameters:
-            required = "yes" if p.get("required") else "no"
-            lines.append(
-                f"| `{p['name']}` | {p['in']} | {required} | {_kind(p.get('schema', {}))} "
-                f"| {_cell(p.get('description', ''))} |"
-            )
+            lines += _parameter_rows(p)
         lines.append("")
     body = spec.get("requestBody", {}).get("content", {}).get("application/json", {})
     if body:
@@ -92,6 +88,24 @@ def _operation(method: str, path: str, spec: dict[str, Any]) -> list[str]:
     for media, content in answer.items():
         lines += [f"Answer: {_kind(content.get('schema', {}))} (`{media}`).", ""]
     return lines
+
+
+def _parameter_rows(p: dict[str, Any]) -> list[str]:
+    """A parameter's row; a form-exploded object's members each a row (each is sent as its
+    own query parameter), after a line saying the rule across them."""
+    schema = p.get("schema", {})
+    if p.get("explode") and schema.get("type") == "object":
+        rule = f"| | {p['in']} | | | {_cell(p.get('description', ''))} |"
+        return [rule] + [
+            f"| `{name}` | {p['in']} | no | {_kind(member)} "
+            f"| {_cell(member.get('description', ''))} |"
+            for name, member in schema.get("properties", {}).items()
+        ]
+    required = "yes" if p.get("required") else "no"
+    return [
+        f"| `{p['name']}` | {p['in']} | {required} | {_kind(schema)} "
+        f"| {_cell(p.get('description', ''))} |"
+    ]
 
 
 def _said(spec: dict[str, Any]) -> str:

@@ -10,6 +10,8 @@ import httpx
 import pytest
 from serving import AUTH, free_port, make_memory, running
 
+from apexmem.wire_fields import VISIBLE
+
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -81,4 +83,4 @@ def test_the_schema_states_the_rules_the_server_keeps(base: str) -> None:
     assert schemas["FactIn"]["not"]["required"] == ["object", "value"]
     assert refused.status_code == 422
     assert schemas["LinkIn"]["properties"]["source"]["pattern"].startswith("^[0-9a-fA-F]")
-    assert schemas["MergeIn"]["properties"]["target"]["pattern"] == r"\S"
+    assert schemas["MergeIn"]["properties"]["target"]["pattern"] == VISIBLE

@@ -23,15 +23,12 @@ SKIPPED: Final = {"POST /v1/forget"}
 """An erasure rewrites files: its acceptance is checked in test_forget_servers."""
 LOOSE: Final = {
     "GET /v1/diff": "until before since is refused: a rule across two fields",
-    "GET /v1/history": "exactly one of fact, entity and slot: a rule across three fields",
     "POST /v1/facts": "valid_until not after valid_from is refused: a rule across two fields",
     "POST /v1/merges": "source and target naming one entity is refused: a rule across two fields",
     "POST /v1/recall": "a window ending before it starts is refused: a rule inside a pair",
 }
 """Operations whose server refuses some requests the schema allows (issue 32: still to
-make the schema as strict as the server); strict xfail, so one fixed shows here. One more
-rule the schema cannot state passes here only because these examples never draw both
-parameters: GET /v1/facts, /v1/traverse and /v1/episodes refuse position with known_at."""
+make the schema as strict as the server); strict xfail, so one fixed shows here."""
 
 
 @pytest.fixture(scope="module")

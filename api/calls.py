@@ -150,7 +150,8 @@ def _one(
 
 
 def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
-    """The hits that best answer the query, now or inside a past state."""
+    """The hits that best answer the query, now or inside a past state (with `trace`: how
+    each stage ranked them)."""
     return memory.recall(
         request.query,
         limit=request.limit,
@@ -164,6 +165,7 @@ def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
         window=request.window,
         reference_time=request.reference_time,
         position=request.position,
+        trace=request.trace,
     )
 
 

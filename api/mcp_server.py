@@ -182,7 +182,7 @@ TOOLS: Final = (
         "reference_time) or window [start, end] is given: then those valid at some time in it.",
         input=RecallIn,
         output=Recall,
-        run=operations.recall,
+        run=calls.recall,
         text=_recalled,
     ),
     Tool(
@@ -192,7 +192,7 @@ TOOLS: Final = (
         "known_at or by log position; each is optional (valid_at alone is enough).",
         input=AsOfRecallIn,
         output=Recall,
-        run=operations.recall,
+        run=calls.recall,
         text=_recalled,
     ),
     Tool(

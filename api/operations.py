@@ -7,10 +7,8 @@ from __future__ import annotations
 from apexmem.domain.identities import episode_id
 from apexmem.memory import Memory
 from apexmem.service.fact_links import FactGraph, FactLink
-from apexmem.service.recalled import Recall
 from apexmem.service.results import MergeRef
 from apexmem.wire import (
-    AsOfRecallIn,
     CommunitiesIn,
     CommunitiesOut,
     EntitiesIn,
@@ -22,7 +20,6 @@ from apexmem.wire import (
     HistoryOut,
     LinkIn,
     MergeIn,
-    RecallIn,
 )
 
 __all__ = [
@@ -33,28 +30,7 @@ __all__ = [
     "fact_graph",
     "link",
     "merge",
-    "recall",
 ]
-
-
-def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
-    """The hits that best answer the query, now or inside a past state (with `trace`: how
-    each stage ranked them)."""
-    return memory.recall(
-        request.query,
-        limit=request.limit,
-        max_hops=request.max_hops,
-        edge_types=request.edge_types,
-        mode=request.mode,
-        valid_at=request.valid_at,
-        known_at=request.known_at,
-        relations=request.relations,
-        min_score=request.min_score,
-        window=request.window,
-        reference_time=request.reference_time,
-        position=request.position,
-        trace=request.trace,
-    )
 
 
 def link(memory: Memory, request: LinkIn) -> FactLink:

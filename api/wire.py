@@ -15,6 +15,7 @@ import msgspec
 
 from apexmem.domain.commands import TOO_DEEP
 from apexmem.domain.names import MAX_INPUT_NAME_BYTES
+from apexmem.domain.types import EntityType
 from apexmem.events.base import MAX_REF_BYTES, Probability
 from apexmem.events.errors import ValidationError
 from apexmem.events.link import LinkType
@@ -68,20 +69,6 @@ _Ref = Annotated[str, msgspec.Meta(max_length=MAX_REF_BYTES)]
 _Query = Annotated[str, msgspec.Meta(max_length=65_536)]
 _Limit = Annotated[int, msgspec.Meta(ge=1, le=100)]
 _Hops = Annotated[int, msgspec.Meta(ge=0, le=6)]
-EntityType = Literal[
-    "person",
-    "organization",
-    "project",
-    "tool",
-    "technology",
-    "language",
-    "file",
-    "config",
-    "concept",
-    "event",
-    "location",
-]
-"""`apexmem.domain.types.ENTITY_TYPES` as a type, so the schemas list them."""
 
 
 class _In(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, get_args
 
 from apexmem.events.base import EDGE_TYPES
 from apexmem.events.errors import ValidationError
@@ -11,12 +11,13 @@ __all__ = [
     "EDGE_TYPES",
     "EDGE_TYPE_ALIASES",
     "ENTITY_TYPES",
+    "EntityType",
     "parse_edge_type",
     "parse_entity_type",
     "resolve_entity_type",
 ]
 
-ENTITY_TYPES: Final = (
+EntityType = Literal[
     "person",
     "organization",
     "project",
@@ -28,7 +29,9 @@ ENTITY_TYPES: Final = (
     "concept",
     "event",
     "location",
-)
+]
+"""The entity types as a type (schemas list them); `ENTITY_TYPES` as values."""
+ENTITY_TYPES: Final[tuple[str, ...]] = get_args(EntityType)
 EDGE_TYPE_ALIASES: Final = {"hierarchical": "entity", "co_occurrence": "semantic"}
 
 

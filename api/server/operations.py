@@ -12,6 +12,7 @@ from litestar.params import JSONBody, QueryParameter
 from litestar.response import Stream
 
 from apexmem import operations
+from apexmem.domain.types import EntityType
 from apexmem.server.body import StrictBody
 from apexmem.server.routes import (
     _READ,
@@ -31,7 +32,6 @@ from apexmem.service.status import Status
 from apexmem.wire import (
     CommunitiesIn,
     CommunitiesOut,
-    EntityType,
     EpisodesIn,
     EpisodesOut,
     FactGraphIn,

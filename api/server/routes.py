@@ -11,7 +11,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
-from apexmem import calls, erasure, operations
+from apexmem import calls, erasure
 from apexmem.erasure import ForgetIn
 from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.memory import Memory
@@ -231,7 +231,7 @@ class MemoryApi(Controller):
         (`trace`: each stage's best candidates, counts and milliseconds)."""
         with tenant_memory.memory() as memory:
             _within_log(memory, data.position)
-            return operations.recall(memory, data)
+            return calls.recall(memory, data)
 
     @get("/facts", operation_id="factsAbout", **_READ)
     def facts_about(

@@ -107,7 +107,7 @@ class LookupApi(Controller):
     ) -> EntitiesFound:
         """Entities named query (any case, aliases too), else those whose name starts with
         it; without a query, every entity in name order."""
-        asked = convert(_EntitiesIn, _renamed(request, _given(request, locals())))
+        asked = convert(_EntitiesIn, _asked(request, locals()))
         with tenant_memory.memory() as memory:
             view = memory.as_of(known_at=asked.known_at)
             found = view.entities(asked.query, entity_type=asked.entity_type, limit=asked.limit)
@@ -126,7 +126,7 @@ class LookupApi(Controller):
     ) -> Timeline:
         """Every version of the subject's relation (superseded, closed, withdrawn ones too)
         as known at known_at, and their bitemporal picture; valid_at is marked on it."""
-        asked = convert(_TimelineIn, _given(request, locals()))
+        asked = convert(_TimelineIn, _asked(request, locals()))
         with tenant_memory.memory() as memory:
             view = memory.as_of(known_at=asked.known_at)
             rows = view.edge_history(subject=asked.subject, relation=asked.relation)
@@ -146,7 +146,7 @@ class LookupApi(Controller):
     ) -> Episode:
         """A conversation's events (its messages: speaker, text, time, ref), oldest first,
         with positions, actors and chain hashes; those recorded by known_at when given."""
-        asked = convert(_EpisodeIn, _given(request, locals()))
+        asked = convert(_EpisodeIn, _asked(request, locals()))
         stream = episode_id(asked.conversation)
         with tenant_memory.memory() as memory:
             events = memory.history(slot=stream)
@@ -166,10 +166,25 @@ class LookupApi(Controller):
         known_at: KnownAt = None,
     ) -> Recall:
         """Recall as POST /recall does, recording no usage: for looking, not for an agent."""
-        asked = convert(_PeekIn, _renamed(request, _given(request, locals())))
+        asked = convert(_PeekIn, _asked(request, locals()))
         with tenant_memory.memory() as memory:
             view = memory.as_of(valid_at=asked.valid_at, known_at=asked.known_at)
             return view.recall(asked.query, limit=asked.limit)
+
+
+def _asked(request: Query, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The query parameters given, by name (`_given`, `text` sent as `query`); a parameter
+    the operation does not take is refused, as a body's unknown field is."""
+    taken = {
+        "query" if name == "text" else name
+        for name in arguments
+        if name not in {"self", "request", "tenant_memory"}
+    }
+    unknown = sorted(set(request.query_params) - taken)
+    if unknown:
+        rule = f"is not a parameter of this operation (it takes {', '.join(sorted(taken))})"
+        raise ValidationError(unknown[0], request.query_params.getall(unknown[0]), rule)
+    return _renamed(request, _given(request, arguments))
 
 
 def _renamed(request: Query, given: dict[str, Any]) -> dict[str, Any]:

@@ -355,3 +355,13 @@ def _bars(root: ET.Element) -> list[dict[str, Any]]:
 
 def _t(moment: str) -> datetime:
     return datetime.fromisoformat(moment.replace("Z", "+00:00"))
+
+
+def test_a_lookup_refuses_a_parameter_it_does_not_take(server: str) -> None:
+    asked = {"query": "Alice", "limt": "5"}  # a misspelt limit is refused, not ignored
+    answer = httpx.get(f"{server}/v1/entities", params=asked, headers=AUTH)
+    found = httpx.get(f"{server}/v1/entities", params={"query": "Alice"}, headers=AUTH)
+
+    assert answer.status_code == 422
+    assert "limt" in answer.text and "is not a parameter of this operation" in answer.text
+    assert found.status_code == 200

@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from functools import partial
 from time import monotonic
-from typing import Final, Literal
+from typing import Any, Final, Literal
 from uuid import UUID
 from weakref import WeakKeyDictionary
 
@@ -52,11 +52,20 @@ from apexmem.domain.recall.seeds import hybrid_seeds, structural_scores
 from apexmem.domain.recall.window import question_window, window_why
 from apexmem.domain.search_text import MAX_QUERY_BYTES, content_terms, search_terms
 from apexmem.domain.settings import Settings
-from apexmem.events.timeutil import from_micros, to_micros
+from apexmem.events.timeutil import from_micros
 from apexmem.projections.vectors import Kind
 from apexmem.readmodels import ReadModels, names_of
 from apexmem.readmodels.conversation import entities_named, neighbours, speakers_named
 from apexmem.readmodels.decay import ConfidenceNow, Fading, fading_at
+from apexmem.readmodels.hit_rows import (
+    ACTOR,
+    CONFIDENCE,
+    EDGE_TYPE,
+    OBSERVED_AT,
+    RELATION,
+    States,
+    fact_states,
+)
 from apexmem.readmodels.moment import Lens
 from apexmem.readmodels.prepared import id_of
 from apexmem.readmodels.recall import (
@@ -64,14 +73,13 @@ from apexmem.readmodels.recall import (
     MessageKey,
     communities_of,
     edge_structure,
-    hit_rows,
     message_rows,
     ranked_facts,
     ranked_messages,
     visible_facts,
     visible_messages,
 )
-from apexmem.readmodels.rows import FactRow, MessageRow
+from apexmem.readmodels.rows import MessageRow
 from apexmem.readmodels.search import matching_entities, visible_entities
 from apexmem.readmodels.spread_edges import activation_edges
 from apexmem.readmodels.store import time_limited
@@ -360,13 +368,16 @@ class Recaller:
         )
         run.cut_short |= expansion.cut_short
         found: list[tuple[float, _Key]] = []
+        names: dict[str, str] = {}
         for kept in expansion.edges:
             edge, hop = kept.edge, kept.hop
             run.facts.setdefault(edge.fact_id, FactKey(*edge[:9]))
             key: _Key = ("fact", edge.fact_id)
             found.append((kept.score, key))
             where = "an edge of" if hop == 0 else f"{hop} hop{'s' if hop > 1 else ''} from"
-            seed = run.seed_name(UUID(kept.seed))
+            seed = names.get(kept.seed)
+            if seed is None:
+                seed = names[kept.seed] = run.seed_name(UUID(kept.seed))
             run.graph_why[key] = f"graph: {where} {seed} ({edge.edge_type}, {kept.score:.2f})"
         run.add_list("graph", found)
 
@@ -492,6 +503,11 @@ class _Run:
 
     trace: Tracer[_Key] | None = None
     """The trace, when the recall was asked for one (`service.trace`)."""
+    _sources: dict[_Key, Hashable | None]
+    """Each candidate's source (`_source`) once asked: the fusion asks it often (set
+    by `result`, once the lists are found)."""
+    _units: dict[_Key, Hashable]
+    """Each candidate's piece of evidence (`_unit`) once asked (as `_sources`)."""
 
     def lap(self, stage: str, found: list[tuple[float, _Key]] | None = None) -> None:
         """End `stage` of the trace, when tracing, with `found`, else what the lists
@@ -565,14 +581,15 @@ class _Run:
             for name, keys in self.found
         ]
 
-    def _first_hand(self, key: _Key, told: dict[tuple[UUID, int], FactRow]) -> bool:
+    def _first_hand(self, key: _Key, told: States) -> bool:
         """A message, or a fact told (not read out of a message by an extractor: one
         learned from a message by an actor, as `_evidence` counts readings)."""
         if key[0] == "message" or self._source(key) is None:
             return True
-        return self._row(key, told).actor is None
+        return self._row(key, told)[ACTOR] is None
 
     def result(self, connection: Connection) -> Recall:
+        self._sources, self._units = {}, {}  # the lists are found: their items' are kept
         told = self._told(connection)
         hand = {k: self._first_hand(k, told) for _, keys in self.found for k in keys}
         kept = self._place(hand)
@@ -637,15 +654,10 @@ class _Run:
             chosen.append((key, score))
             if len(chosen) == self.size:
                 break
-        rows, positions = hit_rows(
-            connection,
-            [(id_of(i), self.facts[i].position) for (kind, i), _ in chosen if kind == "fact"],
-        )
+        # The hits' facts are among those weighed (`_told`): their rows are read already.
+        told.read(connection, [(i, self.facts[i].position) for (k, i), _ in chosen if k == "fact"])
         said = message_rows(connection, [id_of(i) for (kind, i), _ in chosen if kind == "message"])
-        hits = [
-            self._hit(key, score, ranks=ranks, rows=rows, positions=positions, said=said)
-            for key, score in chosen
-        ]
+        hits = [self._hit(key, score, ranks=ranks, told=told, said=said) for key, score in chosen]
         seeds = sorted(self.seeds, key=lambda s: (-self.seeds[s], s))
         if self.trace is not None:
             self.lap("fusion", [(s, k) for k, s in fused])
@@ -657,14 +669,14 @@ class _Run:
             trace=None if self.trace is None else self.trace.stages,
         )
 
-    def _told(self, connection: Connection) -> dict[tuple[UUID, int], FactRow]:
-        """The full rows of the facts in the lists (their confidence and who read them)."""
+    def _told(self, connection: Connection) -> States:
+        """The stored rows of the facts in the lists (their confidence and who read them)."""
         facts = {k: None for _, keys in self.found for k in keys if k[0] == "fact"}
-        rows, _ = hit_rows(connection, [(id_of(i), self.facts[i].position) for _, i in facts])
-        return rows
+        return fact_states(connection, [(i, self.facts[i].position) for _, i in facts])
 
-    def _row(self, key: _Key, told: dict[tuple[UUID, int], FactRow]) -> FactRow:
-        return told[(id_of(key[1]), self.facts[key[1]].position)]
+    def _row(self, key: _Key, told: States) -> tuple[Any, ...]:
+        """A fact's state as stored (`readmodels.hit_rows.CONFIDENCE`, ...)."""
+        return told.stored(key[1], self.facts[key[1]].position)
 
     def _leads(
         self, kept: list[tuple[str, list[_Key]]], hand: dict[_Key, bool]
@@ -706,13 +718,14 @@ class _Run:
             lists.append((name, [(lead, h, r) for (lead, h), r in zip(led, ranks, strict=True)]))
         return lists
 
-    def _trust(self, holder: _Key, told: dict[tuple[UUID, int], FactRow]) -> float:
+    def _trust(self, holder: _Key, told: States) -> float:
         """How much a place in a list counts: fully for a message (what was said), a fact's
         confidence as told or extracted for a fact (its fading with time decides whether
         it is shown, `Lens`, and is not weighed twice)."""
         if holder[0] == "message":
             return 1.0
-        return min(1.0, self._row(holder, told).confidence)
+        confidence: float = self._row(holder, told)[CONFIDENCE]
+        return min(1.0, confidence)
 
     def _members_of(self, lead: _Key) -> list[_Key]:
         """The items one piece of evidence holds (`_leads`); a turn found only as a
@@ -763,10 +776,17 @@ class _Run:
     def _unit(self, key: _Key) -> Hashable:
         """The piece of evidence `key` is: its source message (for a message, or a fact
         shown by default learned from one), else the item itself."""
+        try:
+            return self._units[key]
+        except KeyError:
+            pass
         if key[0] == "fact" and not shown_by_default(self.facts[key[1]].relation):
-            return key
-        source = self._source(key)
-        return key if source is None else source
+            found: Hashable = key
+        else:
+            source = self._source(key)
+            found = key if source is None else source
+        self._units[key] = found
+        return found
 
     def _in_context(self, fused: list[tuple[_Key, float]]) -> list[tuple[_Key, float]]:
         """The fused scores with each message's neighbours' shares added and the named
@@ -820,9 +840,7 @@ class _Run:
         kind, item = key
         return kind == "message" or self.co_mentions or shown_by_default(self.facts[item].relation)
 
-    def _evidence(
-        self, keys: list[_Key], told: dict[tuple[UUID, int], FactRow]
-    ) -> tuple[set[_Key], dict[_Key, Hashable]]:
+    def _evidence(self, keys: list[_Key], told: States) -> tuple[set[_Key], dict[_Key, Hashable]]:
         """The facts that may take the place of a candidate message they were learned from
         (as good evidence, `domain.recall.evidence.stands_in`, at the moment asked), and
         each fact learned from a message by an actor (an extractor) with that reading: the
@@ -833,10 +851,11 @@ class _Run:
         readings: dict[_Key, Hashable] = {}
         for key in learned:
             f = self._row(key, told)
-            if f.actor is not None:
-                readings[key] = (self._source(key), f.actor)
-            now = self.confidence_now(f.confidence, to_micros(f.observed_at), f.edge_type)
-            if self._source(key) in said and stands_in(f.relation, now):
+            source = self._source(key)
+            if f[ACTOR] is not None:
+                readings[key] = (source, f[ACTOR])
+            now = self.confidence_now(f[CONFIDENCE], f[OBSERVED_AT], f[EDGE_TYPE])
+            if source in said and stands_in(f[RELATION], now):
                 standing_in.add(key)
         return standing_in, readings
 
@@ -846,14 +865,25 @@ class _Run:
 
         Facts sharing a source are not collapsed: each says something else (but one
         extractor's reading of one message is shown once, see `_evidence`).
+
+        Asked of every candidate many times in the fusion, once the lists are found: each
+        answer is kept (`_sources`).
         """
+        try:
+            return self._sources[key]
+        except KeyError:
+            pass
         kind, item = key
+        found: Hashable | None
         if kind == "message":
             m = self.messages[item]
             ref = m.ref if m.ref is not None else f"message:{UUID(hex=m.message_id)}"
-            return ("message", m.conversation, ref)
-        f = self.facts[item]
-        return None if f.ref is None or f.episode is None else ("message", f.episode, f.ref)
+            found = ("message", m.conversation, ref)
+        else:
+            f = self.facts[item]
+            found = None if f.ref is None or f.episode is None else ("message", f.episode, f.ref)
+        self._sources[key] = found
+        return found
 
     def _identity(self, key: _Key) -> Hashable:
         kind, item = key
@@ -868,8 +898,7 @@ class _Run:
         score: float,
         *,
         ranks: dict[str, dict[_Key, int]],
-        rows: dict[tuple[UUID, int], FactRow],
-        positions: dict[UUID, list[int]],
+        told: States,
         said: dict[UUID, MessageRow],
     ) -> RecallHit:
         why = []
@@ -886,20 +915,21 @@ class _Run:
         kind, stored = key
         item = id_of(stored)
         if kind == "fact":
-            f = rows[(item, self.facts[stored].position)]
+            position = self.facts[stored].position
+            f, raw = told.row(stored, position), told.stored(stored, position)
             return RecallHit(
                 kind="fact",
                 item_id=item,
                 text=f.fact,
                 score=score,
-                confidence=self.confidence_now(f.confidence, to_micros(f.observed_at), f.edge_type),
+                confidence=self.confidence_now(raw[CONFIDENCE], raw[OBSERVED_AT], raw[EDGE_TYPE]),
                 why=why,
                 provenance=Provenance(
                     episode=f.episode,
                     actor=f.actor,
                     ref=f.ref,
                     recorded_at=f.recorded_at,
-                    positions=positions.get(item, [f.position]),
+                    positions=list(told.positions(stored)),
                 ),
                 fact=f,
             )

@@ -141,19 +141,32 @@ def search_entities(
 
 
 def _entity_candidates(known: bool, floor: bool, ceiling: bool) -> ClauseElement:
-    statement = select(entities_fts.c.entity_id, rank(entities_fts).label("score"))
+    """The best `size` entities matching, each as (entity id, score, then its state as
+    `_entity_states` gives it, nulls when it has no row): one statement for both."""
+    statement = select(
+        entities_fts.c.entity_id.label("item"),
+        entities_fts.c.rowid.label("at"),
+        rank(entities_fts).label("score"),
+    )
     if floor:
         statement = statement.where(entities_fts.c.rowid > bindparam("floor"))
     if ceiling:
         statement = statement.where(entities_fts.c.rowid <= bindparam("ceiling"))
     if known:
+        seen = entities.alias("seen")
         statement = statement.select_from(
-            entities_fts.join(entities, as_stored(entities.c.entity_id) == entities_fts.c.entity_id)
-        ).where(stored_time(entities.c.first_seen) <= bindparam("known_at"))
-    return (
+            entities_fts.join(seen, as_stored(seen.c.entity_id) == entities_fts.c.entity_id)
+        ).where(stored_time(seen.c.first_seen) <= bindparam("known_at"))
+    ranked = (
         statement.where(matches(entities_fts))
         .order_by(rank(entities_fts).desc(), entities_fts.c.rowid)
         .limit(bindparam("size"))
+        .subquery()
+    )
+    return (
+        select(ranked.c.item, ranked.c.score, *_state_columns(known))
+        .select_from(ranked.outerjoin(entities, as_stored(entities.c.entity_id) == ranked.c.item))
+        .order_by(ranked.c.score.desc(), ranked.c.at)
     )
 
 
@@ -163,13 +176,14 @@ _ENTITY_CANDIDATES: Final = Prepared(_entity_candidates)
 def _add_hits(
     connection: Connection,
     scored: list[tuple[str, float]],
+    states: list[Any],
     known_at: datetime | None,
     hits: dict[str, EntityHit],
 ) -> None:
     """Add to `hits` the entities `scored` stand for (merges followed; archived and merged
-    away ones, as known at `known_at`, left out), each once, at its best score."""
-    params: dict[str, Any] = {"ids": [e for e, _ in scored], "known_at": stored_micros(known_at)}
-    rows = {r[0]: r for r in _ENTITY_STATES.rows(connection, params, known_at is not None)}
+    away ones, as known at `known_at`, left out), each once, at its best score. `states`:
+    their states as `_entity_states` gives them (an entity without a row: all null)."""
+    rows = {r[0]: r for r in states if r[0] is not None}
     merged = [UUID(e) for e, r in rows.items() if r[3] is not None]  # rare: follow them as usual
     roots = {e.hex: root for e, root in roots_of(connection, merged, known_at=known_at).items()}
     shown = {e: (r[1], r[2]) for e, r in rows.items() if r[3] is None and not r[4]}
@@ -219,8 +233,8 @@ def matching_entities(
         if not found:
             continue  # none known then in this window: older ones may be
         scale = scale or (found[0][1] if found[0][1] > 0 else 1.0)
-        scored = [(entity, min(1.0, max(0.0, score / scale))) for entity, score in found]
-        _add_hits(connection, scored, known_at, hits)
+        scored = [(row[0], min(1.0, max(0.0, row[1] / scale))) for row in found]
+        _add_hits(connection, scored, [row[2:] for row in found], known_at, hits)
         if len(hits) >= limit:
             break
     return _exact_first(list(hits.values()), terms)[:limit]
@@ -238,23 +252,21 @@ def _exact_first(hits: list[EntityHit], terms: Sequence[str]) -> list[EntityHit]
     return exact + partial
 
 
-def _entity_states(known: bool) -> ClauseElement:
-    """id, name, type, merged into (or None), archived, of the entities `ids` (as known then)."""
+def _state_columns(known: bool) -> list[ColumnElement[Any]]:
+    """id, name, type, merged into (or None), archived, of an `entities` row (as known
+    at the parameter `known_at` when `known`)."""
     merged: ColumnElement[bool] = entities.c.merged_into.is_not(None)
     archived: ColumnElement[bool] = entities.c.archived_at.is_not(None)
     if known:
         merged = merged & (stored_time(entities.c.merged_at) <= bindparam("known_at"))
         archived = archived_then(bindparam("known_at", type_=BigInteger))
-    return select(
+    return [
         as_stored(entities.c.entity_id),
         entities.c.name,
         entities.c.entity_type,
         case((merged, as_stored(entities.c.merged_into))),
         archived,
-    ).where(as_stored(entities.c.entity_id).in_(bindparam("ids", expanding=True)))
-
-
-_ENTITY_STATES: Final = Prepared(_entity_states)
+    ]
 
 
 def search_facts(

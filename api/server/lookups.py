@@ -17,7 +17,7 @@ from litestar.params import FromQuery, QueryParameter
 
 from apexmem.bitemporal import timeline_svg
 from apexmem.domain.identities import episode_id
-from apexmem.events.errors import ValidationError
+from apexmem.domain.types import EntityType
 from apexmem.events.timeutil import UtcDateTime
 from apexmem.readmodels.rows import EntityRow, FactRow
 from apexmem.replay.audit import HistoryEntry
@@ -69,7 +69,7 @@ class _EpisodeIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
 class _EntitiesIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     query: str | None = None
-    entity_type: str | None = None
+    entity_type: EntityType | None = None
     known_at: UtcDateTime | None = None
     limit: _Count = 20
 
@@ -101,7 +101,7 @@ class LookupApi(Controller):
         tenant_memory: TenantMemory,
         *,
         text: QueryText = None,
-        entity_type: FromQuery[str | None] = None,
+        entity_type: FromQuery[EntityType | None] = None,
         known_at: KnownAt = None,
         limit: FromQuery[int] = 20,
     ) -> EntitiesFound:
@@ -173,25 +173,9 @@ class LookupApi(Controller):
 
 
 def _asked(request: Query, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The query parameters given, by name (`_given`, `text` sent as `query`); a parameter
-    the operation does not take is refused, as a body's unknown field is."""
-    taken = {
-        "query" if name == "text" else name
-        for name in arguments
-        if name not in {"self", "request", "tenant_memory"}
-    }
-    unknown = sorted(set(request.query_params) - taken)
-    if unknown:
-        rule = f"is not a parameter of this operation (it takes {', '.join(sorted(taken))})"
-        raise ValidationError(unknown[0], request.query_params.getall(unknown[0]), rule)
-    return _renamed(request, _given(request, arguments))
-
-
-def _renamed(request: Query, given: dict[str, Any]) -> dict[str, Any]:
-    """`given` with the argument `text` under its parameter's name, `query` (given once)."""
+    """The query parameters given, by name (`_given`), with the argument `text` under its
+    parameter's name, `query`."""
+    given = _given(request, arguments, renamed={"text": "query"})
     if "text" in given:
-        sent = request.query_params.getall("query", [])
-        if len(sent) > 1:
-            raise ValidationError("query", sent, "is given more than once")
         given["query"] = given.pop("text")
     return given

@@ -12,6 +12,7 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
 from apexmem import calls, erasure
+from apexmem.domain.types import EntityType
 from apexmem.erasure import ForgetIn
 from apexmem.events.errors import NotFoundError, ValidationError
 from apexmem.memory import Memory
@@ -240,7 +241,7 @@ class MemoryApi(Controller):
         tenant_memory: TenantMemory,
         *,
         entity: FromQuery[str],
-        entity_type: FromQuery[str | None] = None,
+        entity_type: FromQuery[EntityType | None] = None,
         valid_at: ValidAt = None,
         known_at: KnownAt = None,
         position: Position = None,
@@ -311,7 +312,7 @@ class MemoryApi(Controller):
         *,
         fact: FromQuery[UUID | None] = None,
         entity: FromQuery[str | None] = None,
-        entity_type: FromQuery[str | None] = None,
+        entity_type: FromQuery[EntityType | None] = None,
         slot: FromQuery[UUID | None] = None,
     ) -> HistoryOut:
         """Every event of a fact's slot, a slot or an entity (exactly one), oldest first."""
@@ -351,15 +352,24 @@ def _within_log(memory: Memory, position: int | None) -> None:
         raise NotFoundError(f"position {position}: this log ends at position {last}")
 
 
-def _given(request: Query, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The query parameters given, by name; a single-valued one given twice is refused."""
-    given = {
-        k: v
-        for k, v in arguments.items()
-        if k not in {"self", "request", "tenant_memory"} and v is not None
-    }
+def _given(
+    request: Query, arguments: dict[str, Any], renamed: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The query parameters given, by name; a parameter the operation does not take is
+    refused, as a body's unknown field is, and a single-valued one given twice too.
+    `renamed` maps an argument to its parameter's name where the two differ."""
+    names = renamed or {}
+    taken = {names.get(k, k) for k in arguments if k not in _NOT_PARAMETERS}
+    unknown = sorted(set(request.query_params) - taken)
+    if unknown:
+        rule = f"is not a parameter of this operation (it takes {', '.join(sorted(taken))})"
+        raise ValidationError(unknown[0], request.query_params.getall(unknown[0]), rule)
+    given = {k: v for k, v in arguments.items() if k not in _NOT_PARAMETERS and v is not None}
     for name, value in given.items():
-        sent = request.query_params.getall(name, [])
+        sent = request.query_params.getall(names.get(name, name), [])
         if not isinstance(value, list) and len(sent) > 1:
-            raise ValidationError(name, sent, "is given more than once")
+            raise ValidationError(names.get(name, name), sent, "is given more than once")
     return given
+
+
+_NOT_PARAMETERS: Final = frozenset({"self", "request", "tenant_memory"})

@@ -640,3 +640,21 @@ def test_options_lists_every_method_of_the_path(client: TestClient[Any]) -> None
     assert facts.status_code == 204
     assert facts.headers["allow"] == "GET, OPTIONS, POST"
     assert messages.headers["allow"] == "OPTIONS, POST"
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "unknown"),
+    [
+        ("/v1/facts", {"entity": "Alice", "entity_typ": "person"}, "entity_typ"),
+        ("/v1/traverse", {"start": "Alice", "max_hop": "2"}, "max_hop"),
+        ("/v1/history", {"entity": "Alice", "limit": "3"}, "limit"),
+        ("/v1/entities", {"entity_type": ""}, "entity_type"),
+    ],
+)
+def test_a_query_parameter_an_operation_does_not_take_is_refused(
+    client: TestClient[Any], path: str, params: dict[str, str], unknown: str
+) -> None:
+    answer = client.get(path, params=params, headers=AUTH)
+
+    assert answer.status_code == 422
+    assert unknown in answer.text

@@ -68,6 +68,7 @@ __all__ = [
     "parameters",
     "rank",
     "rarest",
+    "term_counts",
     "windows",
 ]
 
@@ -318,14 +319,16 @@ def rank(index: TableClause) -> ColumnElement[float]:
     return per_dialect(bm25, postgresql=fulltext_pg.rank(index))
 
 
-def _counts(name: str, terms: int) -> ClauseElement:
-    """Rows of `name` matching each of the `terms` queries `match_0`, `match_1`... (up to
-    `cap`), one statement for them all."""
-    index = _INDEXES[name]
+def _counts(names: tuple[str, ...], terms: int) -> ClauseElement:
+    """Rows of each index of `names` matching each of the `terms` queries `match_0`,
+    `match_1`... (up to `cap`), one statement for them all (index by index)."""
     counts = []
-    for i in range(terms):
-        inner = select(index.c.rowid).where(matches(index, f"match_{i}")).limit(bindparam("cap"))
-        counts.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
+    for name in names:
+        index = _INDEXES[name]
+        for i in range(terms):
+            inner = select(index.c.rowid).where(matches(index, f"match_{i}"))
+            inner = inner.limit(bindparam("cap"))
+            counts.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
     return select(*counts)
 
 
@@ -342,8 +345,38 @@ _COUNTS: Final = Prepared(_counts)
 _FLOOR: Final = Prepared(_floor)
 
 
+def term_counts(
+    connection: Connection,
+    indexes: Sequence[TableClause],
+    terms: Sequence[str],
+    *,
+    budget: int,
+    prefix: bool,
+) -> dict[str, dict[str, int]]:
+    """Each index's rows (by its name) matching each of `terms`, up to `budget + 1`, read
+    in one statement: what `rarest` chooses from (a caller asking several indexes about
+    the same words passes each its own to `windows`)."""
+    asked = list(dict.fromkeys(terms))
+    if not asked:
+        return {index.name: {} for index in indexes}
+    params: dict[str, Any] = {"cap": budget + 1}
+    params.update((f"match_{i}", any_query([t], prefix=prefix)) for i, t in enumerate(asked))
+    names = tuple(index.name for index in indexes)
+    row = _COUNTS.rows(connection, params, names, len(asked))[0]
+    return {
+        name: dict(zip(asked, row[i * len(asked) : (i + 1) * len(asked)], strict=True))
+        for i, name in enumerate(names)
+    }
+
+
 def rarest(
-    connection: Connection, index: TableClause, terms: Sequence[str], *, budget: int, prefix: bool
+    connection: Connection,
+    index: TableClause,
+    terms: Sequence[str],
+    *,
+    budget: int,
+    prefix: bool,
+    counts: Mapping[str, int] | None = None,
 ) -> tuple[str, int | None]:
     """An `any_query` over the rarest of `terms` in `index`, and a rowid floor, so that at
     most about `budget` rows match (bm25 costs a few microseconds a matching row).
@@ -352,13 +385,11 @@ def rarest(
     always; a word no row holds is left out): a common word ("work", "project") tells
     almost nothing and would be ranked over thousands of rows. When even the rarest word
     matches more than `budget` rows, only its newest `budget` count (rows above the
-    floor; None: no floor). An empty match: no word matches anything.
+    floor; None: no floor). An empty match: no word matches anything. `counts`: those
+    `term_counts` read for `index`, `terms`, `budget` and `prefix` (else they are read).
     """
-    asked = list(dict.fromkeys(terms))
-    params: dict[str, Any] = {"cap": budget + 1}
-    params.update((f"match_{i}", any_query([t], prefix=prefix)) for i, t in enumerate(asked))
-    row = _COUNTS.rows(connection, params, index.name, len(asked))[0] if asked else ()
-    counts = dict(zip(asked, row, strict=True))
+    if counts is None:
+        counts = term_counts(connection, [index], terms, budget=budget, prefix=prefix)[index.name]
     chosen: list[str] = []
     total = 0
     for term in sorted((t for t in counts if counts[t]), key=lambda t: counts[t]):
@@ -389,7 +420,13 @@ class Window(NamedTuple):
 
 
 def windows(
-    connection: Connection, index: TableClause, terms: Sequence[str], *, budget: int, prefix: bool
+    connection: Connection,
+    index: TableClause,
+    terms: Sequence[str],
+    *,
+    budget: int,
+    prefix: bool,
+    counts: Mapping[str, int] | None = None,
 ) -> Iterator[Window]:
     """`rarest`'s rows, newest first, in windows of about `budget` rows: the caller ranks
     one and asks for the next while it has found fewer rows it can show than it wants.
@@ -398,9 +435,9 @@ def windows(
     but a question about an earlier moment (or a word whose newest sentences were all
     withdrawn) needs older ones, which the first window alone would never reach. At most
     MOST_WINDOWS: a word in a hundred thousand sentences, asked about a moment long past,
-    would otherwise be ranked over all of them.
+    would otherwise be ranked over all of them. `counts`: as `rarest` takes them.
     """
-    match, floor = rarest(connection, index, terms, budget=budget, prefix=prefix)
+    match, floor = rarest(connection, index, terms, budget=budget, prefix=prefix, counts=counts)
     if not match:
         return
     yield Window(match, floor, None)

@@ -11,7 +11,7 @@ hits whose full rows are read (`hit_rows`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
@@ -38,6 +38,7 @@ from apexmem.readmodels.fulltext import (
     matches,
     messages_fts,
     rank,
+    term_counts,
     windows,
 )
 from apexmem.readmodels.hit_rows import hit_rows, message_rows
@@ -58,6 +59,7 @@ __all__ = [
     "retrieval_counts",
     "visible_facts",
     "visible_messages",
+    "word_counts",
 ]
 
 _CHUNK: Final = 400
@@ -176,14 +178,22 @@ class _Shown(NamedTuple):
 
 
 def _paged(
-    connection: Connection, name: str, terms: Sequence[str], size: int, shown: _Shown
+    connection: Connection,
+    name: str,
+    terms: Sequence[str],
+    size: int,
+    shown: _Shown,
+    *,
+    counts: Mapping[str, Mapping[str, int]] | None,
 ) -> list[tuple[Any, float]]:
     """The best `size` ranked rows `shown` keeps, window by window (newest first)."""
     if not terms or size <= 0:
         return []
     found: list[tuple[Any, float]] = []
     index = _INDEXES[name][0]
-    for window in windows(connection, index, terms, budget=RANKED_ROWS, prefix=False):
+    counted = None if counts is None else counts[index.name]
+    chosen = windows(connection, index, terms, budget=RANKED_ROWS, prefix=False, counts=counted)
+    for window in chosen:
         found += _in_window(connection, name, window, size - len(found), shown)
         if len(found) >= size:
             break
@@ -213,18 +223,29 @@ def _in_window(
     return [(shown.key(*row[2:]), row[1]) for row in firsts.values()][:size]
 
 
+def word_counts(connection: Connection, terms: Sequence[str]) -> dict[str, dict[str, int]]:
+    """The sentences and the messages holding each of `terms` (up to `RANKED_ROWS` + 1),
+    in one statement: what `ranked_facts` and `ranked_messages` choose their words by,
+    when given them (`counts`)."""
+    indexes = [facts_fts, messages_fts]
+    return term_counts(connection, indexes, terms, budget=RANKED_ROWS, prefix=False)
+
+
 def ranked_facts(
     connection: Connection,
     terms: Sequence[str],
     *,
     lens: Lens = EVERY_FACT,
     size: int = 20,
+    counts: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[tuple[FactKey, float]]:
     """Facts `lens` sees whose sentence holds any of `terms`, by BM25 (best first), with it.
 
-    Within `RANKED_ROWS`: the rarest of the words decide (see there).
+    Within `RANKED_ROWS`: the rarest of the words decide (see there); `counts`: those
+    `word_counts` read for `terms` (else they are read).
     """
-    return _paged(connection, "facts", terms, size, _Shown(lens.params(), lens.shape(), FactKey))
+    shown = _Shown(lens.params(), lens.shape(), FactKey)
+    return _paged(connection, "facts", terms, size, shown, counts=counts)
 
 
 def ranked_messages(
@@ -233,11 +254,13 @@ def ranked_messages(
     *,
     moment: Moment = NOW,
     size: int = 20,
+    counts: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[tuple[MessageKey, float]]:
     """Messages of `moment` holding any of `terms`, by BM25 (best first), with it (within
-    `RANKED_ROWS`)."""
+    `RANKED_ROWS`; `counts` as `ranked_facts` takes them)."""
     shape = (moment.valid_at is not None, moment.known_at is not None)
-    return _paged(connection, "messages", terms, size, _Shown(moment.stored(), shape, MessageKey))
+    shown = _Shown(moment.stored(), shape, MessageKey)
+    return _paged(connection, "messages", terms, size, shown, counts=counts)
 
 
 def _visible_facts(

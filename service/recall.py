@@ -78,6 +78,7 @@ from apexmem.readmodels.recall import (
     ranked_messages,
     visible_facts,
     visible_messages,
+    word_counts,
 )
 from apexmem.readmodels.rows import MessageRow
 from apexmem.readmodels.search import matching_entities, visible_entities
@@ -232,10 +233,13 @@ class Recaller:
     def _full_text(self, connection: Connection, run: _Run) -> None:
         found: list[tuple[float, _Key]] = []
         topic = run.topic_terms()
-        for fact, score in ranked_facts(connection, topic, lens=run.lens, size=run.pool):
+        counts = word_counts(connection, topic)  # both lists' words, in one statement
+        pool = run.pool
+        for fact, score in ranked_facts(connection, topic, lens=run.lens, size=pool, counts=counts):
             run.facts[fact.fact_id] = fact
             found.append((score, ("fact", fact.fact_id)))
-        for message, score in ranked_messages(connection, topic, moment=run.said, size=run.pool):
+        said = ranked_messages(connection, topic, moment=run.said, size=pool, counts=counts)
+        for message, score in said:
             run.messages[message.message_id] = message
             found.append((score, ("message", message.message_id)))
         run.add_list("full text", found)

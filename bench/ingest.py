@@ -1,5 +1,6 @@
-"""The append stage: the workload into the log (batched, then single-fact appends), the
-default single write that also projects, and the raw SQLite ceiling, in one process.
+"""The append stage: the workload into the log (batched, then single-fact appends) and the
+raw SQLite ceiling, in one process; and the default single write that also projects, into
+the memory once projected (`inline_writes`, in a process of its own).
 
 The log is written with inline projection off, as an agent's process does while
 `apexmem project --follow` projects in another; the bench's clock gives append n the
@@ -12,13 +13,14 @@ import itertools
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from append import LOG_ONLY, ceilings, single, workload
-from places import Place, drop
+from append import LOG_ONLY, ceilings, workload
+from dataclock import data_clock
+from places import Place
 from progress import finished_stages, peak_rss_bytes, stage
 from recall import percentiles
 from truth import recorded_at
@@ -26,7 +28,7 @@ from workload import Item, Retract, Workload
 
 from apexmem import Command, FactRef, Memory, Result, RetractFact, Settings
 
-__all__ = ["SettableClock", "ingest"]
+__all__ = ["SettableClock", "ingest", "inline_writes"]
 
 
 class SettableClock:
@@ -75,23 +77,21 @@ def ingest(
     directory: Path,
     workload: Workload,
     *,
-    inline_facts: int,
-    settings: Settings,
     place: Place | None = None,
 ) -> dict[str, Any]:
     """Write the workload into `place` (default `directory`/memory), then the comparison
     runs beside it (the raw SQLite ceilings only beside a SQLite memory)."""
     memory_dir = directory / "memory"
     if place is not None and place.url is not None:
-        return _ingest(place, workload, inline_facts, settings)
+        return _ingest(place, workload)
     result, marks = _append(str(memory_dir), workload)
     result["log_bytes"] = _log_bytes(memory_dir)
-    with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        with stage("raw SQLite ceilings", None, size=workload.facts):
-            ends = [position for position, _ in marks[1:]]
-            result.update(ceilings(memory_dir / "events.db", ends, Path(scratch)))
-        inline = str(Path(scratch) / "inline")
-        result["single_inline"] = _inline(inline, inline_facts, settings, workload.facts)
+    with (
+        tempfile.TemporaryDirectory(dir=directory) as scratch,
+        stage("raw SQLite ceilings", None, size=workload.facts),
+    ):
+        ends = [position for position, _ in marks[1:]]
+        result.update(ceilings(memory_dir / "events.db", ends, Path(scratch)))
     rate = result["batched"]["events_per_s"]
     result["batched_share_of_raw"] = rate / result["raw_sqlite"]["rows_per_s"]
     result["batched_share_of_sequential_keys"] = (
@@ -101,16 +101,9 @@ def ingest(
     return result
 
 
-def _ingest(
-    place: Place, workload: Workload, inline_facts: int, settings: Settings
-) -> dict[str, Any]:
-    """`ingest` into a PostgreSQL schema; the inline run in a schema beside it."""
+def _ingest(place: Place, workload: Workload) -> dict[str, Any]:
+    """`ingest` into a PostgreSQL schema."""
     result, _ = _append(place.memory, workload)
-    inline = place.sibling("inline")
-    try:
-        result["single_inline"] = _inline(inline.memory, inline_facts, settings, workload.facts)
-    finally:
-        drop(inline)
     result["stages"] = finished_stages()
     return result
 
@@ -185,13 +178,36 @@ def _by_tenth(marks: list[tuple[int, float]]) -> list[float]:
     ]
 
 
-def _inline(place: str, count: int, settings: Settings, size: int) -> dict[str, float] | None:
-    """Single-fact appends with the default inline projection (graph, full text, vectors)
-    into a new memory at `place`."""
+def inline_writes(place: str, count: int, settings: Settings, size: int) -> dict[str, Any] | None:
+    """`count` facts, one per append, into the memory at `place` (the memory of this size,
+    projected), each projected inline (graph, full text, vectors and the FAISS index) before
+    its call returns, as an agent's process writes with the default settings; after one
+    untimed write, which loads the embedding model. The clock runs on from the memory's
+    last recorded time."""
     if count <= 0:
         return None
-    with stage("single append, inline", None, size=size):
-        return single(workload(count, seed=8), place, settings)
+    last = data_clock(place)()
+    started = datetime.now(UTC)
+    facts = workload(count + 1, seed=8)
+    latencies = []
+    clock = lambda: last + (datetime.now(UTC) - started)  # noqa: E731
+    with (
+        stage("single append, inline", None, size=size),
+        Memory.open(place, settings=settings, clock=clock) as memory,
+    ):
+        memory.assert_fact(**facts[0])
+        begun = time.perf_counter()
+        for fact in facts[1:]:
+            t = time.perf_counter()
+            memory.assert_fact(**fact)
+            latencies.append(time.perf_counter() - t)
+        elapsed = time.perf_counter() - begun
+    return {
+        "facts": count,
+        "seconds": elapsed,
+        "facts_per_s": count / elapsed,
+        **percentiles(latencies),
+    }
 
 
 def _log_bytes(directory: Path) -> int:

@@ -108,6 +108,86 @@ def _ceiling(run: Run, kind: str, *, share: bool = False) -> str:
     return f"{found[1]:.2f}" if share else f"{found[0]:,.0f}"
 
 
+def _inline(run: Run) -> str:
+    """The inline run's rate and percentiles; runs before 2026-11-27 wrote into a new memory
+    of 1,000 facts in the writer process (under `append`) and kept the rate alone."""
+    found = run.get("single_inline", run["append"].get("single_inline"))
+    if found is None:
+        return "not run"
+    rate = f"{found['facts_per_s']:,.0f} facts/s"
+    return rate + (f", {_percentiles(found)}" if "p99_ms" in found else " (a new memory)")
+
+
+SPEED_TARGETS: Final[tuple[tuple[str, frozenset[int], Callable[[Run], float], float], ...]] = (
+    # (what, the sizes it is set for, the figure, its bound: an upper one when positive,
+    # a lower one when negative). Issue 31's, for 2 cores.
+    (
+        "end to end <= 300 s",
+        frozenset({1_000_000}),
+        lambda r: r["targets"]["ingest_and_projection_s"]["measured"],
+        300.0,
+    ),
+    (
+        "catch-up, graph >= 50,000 ev/s",
+        frozenset({1_000_000}),
+        lambda r: r["projection"]["graph"]["events_per_s"],
+        -50_000.0,
+    ),
+    (
+        "full rebuild <= 240 s",
+        frozenset({1_000_000}),
+        lambda r: r["projection"]["rebuild"]["seconds"],
+        240.0,
+    ),
+    ("recall BFS p95 <= 5 ms", frozenset({10_000}), lambda r: r["recall"]["bfs"]["p95_ms"], 5.0),
+    (
+        "recall BFS p95 <= 15 ms",
+        frozenset({1_000_000}),
+        lambda r: r["recall"]["bfs"]["p95_ms"],
+        15.0,
+    ),
+    (
+        "recall activation p95 <= 50 ms",
+        frozenset({1_000_000}),
+        lambda r: r["recall"]["activation"]["p95_ms"],
+        50.0,
+    ),
+    (
+        "batched share of the log's rows ceiling >= 0.4",
+        frozenset({10_000, 100_000, 1_000_000}),
+        lambda r: (_ceilings(r)["same"] or (0.0, 0.0))[1],
+        -0.4,
+    ),
+    (
+        "inline single write >= 400 facts/s",
+        frozenset({1_000_000}),
+        lambda r: r["single_inline"]["facts_per_s"],
+        -400.0,
+    ),
+    (
+        "inline single write p99 <= 10 ms",
+        frozenset({1_000_000}),
+        lambda r: r["single_inline"]["p99_ms"],
+        10.0,
+    ),
+)
+
+
+def _speed_target(label: str) -> Callable[[Run], str]:
+    def cell(run: Run) -> str:
+        _, sizes, figure, bound = next(t for t in SPEED_TARGETS if t[0] == label)
+        if run["size"] not in sizes:
+            return "-"
+        try:
+            measured = figure(run)
+        except (KeyError, TypeError):
+            return "not measured"
+        met = measured <= bound if bound > 0 else measured >= -bound
+        return "met" if met else "**missed**"
+
+    return cell
+
+
 def _target(name: str) -> Callable[[Run], str]:
     def cell(run: Run) -> str:
         found = run["targets"][name]
@@ -125,14 +205,7 @@ _ROWS: Final[tuple[tuple[str, Callable[[Run], str]], ...]] = (
     ("batched as a share of that ceiling", lambda r: _ceiling(r, "same", share=True)),
     ("raw SQLite ceiling, ascending keys, rows/s", lambda r: _ceiling(r, "sequential")),
     ("batched as a share of that ceiling", lambda r: _ceiling(r, "sequential", share=True)),
-    (
-        "one fact each with inline projection",
-        lambda r: (
-            "not run"
-            if r["append"]["single_inline"] is None
-            else f"{r['append']['single_inline']['facts_per_s']:,.0f} facts/s"
-        ),
-    ),
+    ("one fact each with inline projection, into this memory", _inline),
     ("catch-up, graph (no embeddings)", lambda r: _rate(r["projection"]["graph"])),
     ("catch-up, vectors (embedding)", lambda r: _rate(r["projection"]["vectors"])),
     ("FAISS index, tail after the vectors", lambda r: f"{r['projection']['faiss_index_s']:,.0f} s"),
@@ -165,6 +238,7 @@ _ROWS: Final[tuple[tuple[str, Callable[[Run], str]], ...]] = (
     ("target: recall BFS p95 <= 50 ms", _target("recall_bfs_p95_ms")),
     ("target: as-of p95 <= 20 ms", _target("as_of_p95_ms")),
     ("target: peak RSS <= 3 GB", _target("peak_rss_bytes")),
+    *((f"speed target: {label}", _speed_target(label)) for label, _, _, _ in SPEED_TARGETS),
     ("load average before / after", lambda r: "{before} / {after}".format(**r["load_average"])),
 )
 

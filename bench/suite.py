@@ -11,14 +11,16 @@ with 1, 2 and 4 writer processes and recall with 1, 2 and 4 reader processes on 
 backends (bench/concurrency.py); bench/results/postgresql/<date>-<size>.json and .md hold
 the PostgreSQL run with every figure beside SQLite's of the same invocation (bench/beside.py).
 
-Each size runs in three processes, one after another, as apexmem is deployed: a writer
+Each size runs in four processes, one after another, as apexmem is deployed: a writer
 (the workload appended batched, then one fact per append, with inline projection off;
-the default single write that also projects; the raw SQLite ceiling), a projector (the
-graph, then the vectors, then the FAISS index, then a full rebuild) and a reader (recall,
-vector search, then the ground truth is generated again and the read model checked
-against it, with the as-of latencies measured on the same questions). The peak RSS of each
-is reported; the reader's is taken before it builds the ground truth, which is the bench's
-own data, not apexmem's.
+the raw SQLite ceiling), a projector (the graph, then the vectors, then the FAISS index,
+then a full rebuild), a reader (recall, vector search, then the ground truth is generated
+again and the read model checked against it, with the as-of latencies measured on the same
+questions), and last an agent's process writing one fact per append into the memory of
+that size with the default inline projection (`--inline` facts; each call returns once the
+fact is in the graph, full text, vectors and FAISS index). The peak RSS of each of the
+first three is reported; the reader's is taken before it builds the ground truth, which is
+the bench's own data, not apexmem's.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from beside import backend_machine, beside_markdown, issue_targets, side_by_side
 from catchup import project
 from checks import AXES, as_of, current_versions, naive_baseline
 from dataclock import data_clock
-from ingest import ingest
+from ingest import ingest, inline_writes
 from places import Place, directory_place, drop, place_bytes, postgres_place
 from progress import finished_stages, load_average, peak_rss_bytes, rss_bytes, stage
 from recall import World, machine, questions, recaller, timed, vector_search
@@ -87,9 +89,7 @@ def write(
 ) -> dict[str, Any]:
     """The writer process: the workload into `place` (default `directory`/memory), and the
     append runs."""
-    inline = settings_for(args.embedder, inline=True)
-    workload = _workload(size, args)
-    return ingest(directory, workload, inline_facts=args.inline, settings=inline, place=place)
+    return ingest(directory, _workload(size, args), place=place)
 
 
 def read(memory_place: Path | str, size: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -157,6 +157,8 @@ def run_size(
     projection = _in_child(project, at.memory, projector, size)
     disk = place_bytes(at)
     queried = _in_child(read, at.memory, size, args)
+    inline = settings_for(args.embedder, inline=True)
+    written_inline = _in_child(inline_writes, at.memory, args.inline, inline, size)
     result = {
         "size": size,
         **({} if place is None else {"backend": place.backend, "schema": place.schema}),
@@ -165,6 +167,7 @@ def run_size(
         "load_average": {"before": load_before, "after": load_average()},
         "append": written,
         "projection": projection,
+        "single_inline": written_inline,
         **queried,
         "disk": {
             **disk,

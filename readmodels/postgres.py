@@ -50,6 +50,10 @@ _GROWTH: Final = 1.2
 """A table this many times the size it had at its last ANALYZE (or never analyzed) grew."""
 _LEAST_PAGES: Final = 8
 """Tables under this many pages (64 kB) are scanned whole in no time: never analyzed here."""
+# A table grew when it has no statistics at all, or when the rows changed since its last
+# ANALYZE are a fifth of those it has. Its size in pages against `relpages` alone was not
+# enough: CREATE INDEX (after a bulk load from empty) sets `relpages` without statistics,
+# and the facts table of a 100,000-fact catch-up was left with none.
 _GROWN: Final = f"""
     SELECT c.oid::regclass::text,
            coalesce((SELECT array_agg(i.indexrelid::regclass::text) FROM pg_index AS i
@@ -57,11 +61,16 @@ _GROWN: Final = f"""
                      JOIN pg_am AS a ON a.oid = x.relam
                      WHERE i.indrelid = c.oid AND a.amname = 'gin'), '{{}}')
     FROM pg_class AS c
+    LEFT JOIN pg_stat_all_tables AS s ON s.relid = c.oid
     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
       AND pg_has_role(c.relowner, 'USAGE')  -- only an owner may (else autovacuum's to do)
       AND pg_relation_size(c.oid) / current_setting('block_size')::int >= {_LEAST_PAGES}
-      AND pg_relation_size(c.oid) / current_setting('block_size')::int
-          > {_GROWTH} * greatest(c.relpages, 0)
+      AND (pg_relation_size(c.oid) / current_setting('block_size')::int
+               > {_GROWTH} * greatest(c.relpages, 0)
+           OR NOT EXISTS (SELECT FROM pg_stats AS t
+                          WHERE t.schemaname = current_schema() AND t.tablename = c.relname)
+           OR coalesce(s.n_mod_since_analyze, 0)
+               > {_GROWTH - 1:.2f} * greatest(c.reltuples, s.n_live_tup, 0))
     ORDER BY 1"""
 
 
@@ -102,7 +111,7 @@ def engine_for(location: str, schema: str) -> Engine:
         url,
         # No server-side prepared statements: a generic plan cannot see the full-text query
         # (a bound parameter) and scanned every row instead of using the GIN index.
-        connect_args={"options": f"-csearch_path={schema}", "prepare_threshold": None},
+        connect_args={"options": _options(schema), "prepare_threshold": None},
         pool_pre_ping=True,
     )
     try:
@@ -115,6 +124,18 @@ def engine_for(location: str, schema: str) -> Engine:
         reason = "; ".join(line.strip() for line in str(e.orig).splitlines() if line.strip())
         raise ApexmemError(f"cannot open the read models at {shown}: {reason}") from e
     return engine
+
+
+def _options(schema: str) -> str:
+    """The settings of every connection to the read models.
+
+    A recall asks some twenty small questions and waits for each: neither JIT compiling
+    nor parallel workers pay for themselves there. A plan costed above `jit_above_cost`
+    (a join over a thousand candidate rows is) spent half a second compiling, and
+    starting a parallel worker costs more than the scan it shares (both measured on
+    bench/pg_read_models.py at 100,000 facts).
+    """
+    return f"-csearch_path={schema} -cjit=off -cmax_parallel_workers_per_gather=0"
 
 
 def analyze_if_grown(engine: Engine, applied: int) -> list[str]:

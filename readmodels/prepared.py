@@ -165,10 +165,22 @@ def driver_cursor(connection: Connection) -> Iterator[Any]:
 
 
 def driver_rows(
-    connection: Connection, statement: str, args: Any, *, keyed: bool = False
+    connection: Connection,
+    statement: str,
+    args: Any,
+    *,
+    keyed: bool = False,
+    binary: bool = False,
 ) -> list[Any]:
     """The rows of SQL text run on the driver's own cursor; `keyed`: prepared on the
-    PostgreSQL server (see the module docstring)."""
+    PostgreSQL server (see the module docstring); `binary`: PostgreSQL sends the rows in
+    its binary format (a vector of 256 floats is 1 kB there, twice that as hex text, and
+    decoding the hex cost more than the lookup)."""
+    if binary and connection.dialect.name == "postgresql":
+        raw = connection.connection.driver_connection
+        with raw.cursor(binary=True) as cursor:  # type: ignore[union-attr]
+            cursor.execute(statement, args)
+            return cursor.fetchall()  # type: ignore[no-any-return]
     with driver_cursor(connection) as cursor:
         if keyed and isinstance(cursor, psycopg.Cursor):
             _execute_prepared(cursor, statement, args)

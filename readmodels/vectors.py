@@ -287,11 +287,13 @@ def vectors_of(
     if not vids:
         return []
     among, params = _among(connection, vids)
-    rows = connection.exec_driver_sql(
+    rows = driver_rows(
+        connection,
         "SELECT i.vid, i.item_id, c.vector, i.kind, i.model FROM vector_items AS i"
         " JOIN vector_cache AS c ON c.model = i.model AND c.text_key = i.text_key"
         f" WHERE i.vid {among}",  # the kind's index would be chosen and scanned
         params,
+        binary=True,
     )
     return [
         (vid, item, vector)

@@ -78,6 +78,29 @@ def test_a_large_catch_up_analyzes_the_tables_and_empties_the_full_text_pending_
     assert [_pending_pages_cleaned(schema, i) for i in _FTS_INDEXES] == [0, 0, 0]
 
 
+def _has_statistics(schema: str, table: str) -> bool:
+    with psycopg.connect(POSTGRES_URL) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM pg_stats WHERE schemaname = %s AND tablename = %s",
+            (schema, table),
+        ).fetchone()
+    assert row is not None
+    return int(row[0]) > 0
+
+
+def test_a_catch_up_from_empty_leaves_statistics_on_the_tables_it_filled(schema: str) -> None:
+    with _open(schema) as memory:
+        memory.assert_facts(_facts(3_000))
+
+        memory.project()  # from empty: indexes dropped, then made again (their sizes counted)
+
+    assert [_has_statistics(schema, t) for t in ("facts", "entities", "facts_fts")] == [
+        True,
+        True,
+        True,
+    ]
+
+
 def test_a_catch_up_of_a_few_events_leaves_the_tables_alone(schema: str) -> None:
     with _open(schema) as memory:
         memory.assert_facts(_facts(20))
@@ -87,6 +110,19 @@ def test_a_catch_up_of_a_few_events_leaves_the_tables_alone(schema: str) -> None
     assert done.events < MANY_EVENTS
     assert _reltuples(schema, "facts") < 0  # never analyzed
     assert _reltuples(schema, "vector_cache") < 0
+
+
+def test_the_read_models_are_read_without_jit_or_parallel_workers(schema: str) -> None:
+    engine = engine_for(POSTGRES_URL, schema)
+
+    with engine.connect() as connection:
+        found = [connection.exec_driver_sql(f"SHOW {s}").scalar() for s in _PER_QUESTION]
+
+    engine.dispose()
+    assert found == ["off", "0"]
+
+
+_PER_QUESTION: Final = ("jit", "max_parallel_workers_per_gather")
 
 
 def test_nothing_is_analyzed_on_sqlite(tmp_path: Any) -> None:

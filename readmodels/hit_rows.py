@@ -36,6 +36,11 @@ def _as_stored(column: Any) -> Any:
     return as_stored(column) if isinstance(column.type, Uuid) else column
 
 
+def _converted(column: Any) -> bool:
+    """Whether a stored value of `column` is converted (`_value`)."""
+    return isinstance(column.type, UtcMicros | Uuid)
+
+
 def _value(column: Any) -> Callable[[Any], Any]:
     """How a stored value of `column` becomes the value a row holds."""
     if isinstance(column.type, UtcMicros):
@@ -51,6 +56,10 @@ _VALUES: Final = [
     for i, c in enumerate(_ROW_COLUMNS)
     if c.name in FactRow.__struct_fields__
 ]
+_PLAIN: Final = [(i, name) for i, name, _ in _VALUES if not _converted(_ROW_COLUMNS[i])]
+"""The fields of a `FactRow` taken as stored, by where the row holds them; the others
+(times, ids) are converted (`_VALUES`)."""
+_CONVERTED: Final = [(i, name, convert) for i, name, convert in _VALUES if (i, name) not in _PLAIN]
 _FACT_ID: Final = 0
 _POSITION: Final = [c.name for c in _ROW_COLUMNS].index("position")
 _STATES: Final = Prepared(
@@ -112,9 +121,10 @@ class States:
         found = self._rows.get(key)
         if found is None:
             row = self._stored[key]
-            found = self._rows[key] = FactRow(
-                **{name: convert(row[at]) for at, name, convert in _VALUES}
-            )
+            values = {name: row[at] for at, name in _PLAIN}
+            for at, name, convert in _CONVERTED:
+                values[name] = convert(row[at])
+            found = self._rows[key] = FactRow(**values)
         return found
 
     def positions(self, fact_id: str) -> list[int]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, func, or_, select
+from sqlalchemy import BindParameter, ClauseElement, Connection, bindparam, func, select, union_all
 
 from apexmem.domain.recall.activation import Edge
 from apexmem.events.timeutil import from_micros
@@ -34,6 +34,7 @@ def activation_edges(
     now = confidence_now if confidence_now is not None else _as_stored
     params: dict[str, Any] = {**lens.params(), "ids": list(ids)}
     found = []
+    seen: set[str] = set()
     for (
         fact_id,
         subject,
@@ -44,6 +45,9 @@ def activation_edges(
         valid_from,
         observed,
     ) in _EDGES.rows(connection, params, *lens.shape()):
+        if fact_id in seen:
+            continue
+        seen.add(fact_id)
         found.append(
             Edge(
                 edge_id=fact_id,
@@ -59,9 +63,10 @@ def activation_edges(
 
 
 def _edges_statement(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
-    """Only what a spread weighs of the believed edges touching `ids`."""
+    """Only what a spread weighs of the believed edges touching `ids`: one index search per
+    side (an edge between two of them comes once from each), not an OR of the two."""
     ids: BindParameter[Any] = bindparam("ids", expanding=True)
-    return (
+    sides = [
         select(
             as_stored(facts.c.fact_id),
             as_stored(facts.c.subject_id),
@@ -74,11 +79,13 @@ def _edges_statement(valid: bool, known: bool, typed: bool, fading: bool) -> Cla
         )
         .select_from(facts.outerjoin(retrievals, retrievals.c.fact_id == facts.c.fact_id))
         .where(
-            or_(as_stored(facts.c.subject_id).in_(ids), as_stored(facts.c.object_id).in_(ids)),
+            as_stored(end).in_(ids),
             facts.c.object_id.is_not(None),
             *prepared_believed(valid, known, typed, fading),
         )
-    )
+        for end in (facts.c.subject_id, facts.c.object_id)
+    ]
+    return union_all(*sides)
 
 
 _EDGES: Final = Prepared(_edges_statement, keyed=True)

@@ -116,6 +116,7 @@ def spread(
     threshold = params.activation_threshold
     activation = {n: (s, 0) for n, s in seeds.items() if s >= threshold}
     found: dict[Id, tuple[Edge[Id], float]] = {}
+    graph = _Read(edges_of, params, now, edge_types)
     cut_short = False
     for hop in range(params.max_hops):
         if out_of_time():
@@ -124,8 +125,8 @@ def spread(
         active = {n: s for n, (s, _) in activation.items() if s >= threshold}
         if not active:
             break
-        edges = _edges(edges_of, list(active), edge_types)
-        following = _next(active, activation, edges, params, now)
+        edges = graph.touching(list(active))
+        following = _next(active, activation, edges, params)
         for node, value in following.items():
             if node not in activation or value > activation[node][0]:
                 activation[node] = (value, hop + 1)
@@ -137,43 +138,85 @@ def spread(
     return ActivationResult(nodes=nodes, facts=facts, cut_short=cut_short)
 
 
-def _edges(edges_of: EdgesOf[Id], ids: list[Id], edge_types: Sequence[str]) -> list[Edge[Id]]:
-    wanted = set(edge_types)
-    edges: dict[Id, Edge[Id]] = {}
-    for i in range(0, len(ids), CHUNK_IDS):
-        for edge in edges_of(ids[i : i + CHUNK_IDS]):
-            if not wanted or edge.edge_type in wanted:
-                edges[edge.edge_id] = edge
-    return [edges[k] for k in sorted(edges)]
+_Weighed = tuple[Id, Id, Id, float, Edge[Id]]
+"""An edge as a hop walks it: id, source, target, spread weight (SA-INV-02 but the score)."""
+
+
+class _Read(Generic[Id]):
+    """The edges of one spread, each entity's asked for once and each edge weighed once: a
+    hop reads only the entities no earlier hop read (an active seed stays active)."""
+
+    def __init__(
+        self,
+        edges_of: EdgesOf[Id],
+        params: ActivationParams,
+        now: datetime,
+        edge_types: Sequence[str],
+    ) -> None:
+        self._edges_of: EdgesOf[Id] = edges_of
+        self._params = params
+        self._now = now
+        self._wanted = set(edge_types)
+        self._of: dict[Id, dict[Id, _Weighed[Id]]] = {}
+
+    def touching(self, ids: list[Id]) -> list[_Weighed[Id]]:
+        """The edges touching any of `ids` (of the types wanted), each once, by edge id."""
+        unread = [n for n in ids if n not in self._of]
+        for i in range(0, len(unread), CHUNK_IDS):
+            self._read(unread[i : i + CHUNK_IDS])
+        edges: dict[Id, _Weighed[Id]] = {}
+        for node in ids:
+            edges.update(self._of[node])
+        return [edges[k] for k in sorted(edges)]
+
+    def _read(self, ids: list[Id]) -> None:
+        asked: dict[Id, dict[Id, _Weighed[Id]]] = {node: {} for node in ids}
+        wanted, weigh = self._wanted, self._weight
+        for edge in self._edges_of(ids):
+            if wanted and edge.edge_type not in wanted:
+                continue
+            weighed = (edge.edge_id, edge.source, edge.target, weigh(edge), edge)
+            for end in (edge.source, edge.target):
+                if end in asked:
+                    asked[end][edge.edge_id] = weighed
+        self._of.update(asked)
+
+    def _weight(self, edge: Edge[Id]) -> float:
+        params = self._params
+        return (
+            params.decay_lambda
+            * evolved_weight(edge.retrieval_count, edge.confidence)
+            * recency_weight(edge.valid_from, self._now, params.temporal_decay_rate)
+            * params.type_weights.get(edge.edge_type, 1.0)
+        )
 
 
 def _next(
     active: dict[Id, float],
     activation: dict[Id, tuple[float, int]],
-    edges: list[Edge[Id]],
+    edges: list[_Weighed[Id]],
     params: ActivationParams,
-    now: datetime,
 ) -> dict[Id, float]:
+    """What this hop gives each neighbour, the edges taken in edge-id order (SA-INV-03, 06)."""
     following: dict[Id, float] = {}
     inhibition = params.inhibition_threshold
-    for edge in edges:
-        weight = (
-            params.decay_lambda
-            * evolved_weight(edge.retrieval_count, edge.confidence)
-            * recency_weight(edge.valid_from, now, params.temporal_decay_rate)
-            * params.type_weights.get(edge.edge_type, 1.0)
-        )
-        for node, neighbour in ((edge.source, edge.target), (edge.target, edge.source)):
-            if node not in active or node == neighbour:
+    threshold = params.activation_threshold
+    inhibited = {n for n, (s, _) in activation.items() if s >= inhibition}
+    given = following.get
+    for _, source, target, weight, _ in edges:
+        if source == target:
+            continue
+        for node, neighbour in ((source, target), (target, source)):
+            score = active.get(node)
+            if score is None or neighbour in inhibited:
                 continue
-            if activation.get(neighbour, (0.0, 0))[0] >= inhibition:
+            before = given(neighbour, 0.0)
+            if before >= inhibition:
                 continue
-            if following.get(neighbour, 0.0) >= inhibition:
+            amount = score * weight
+            if amount < threshold:
                 continue
-            amount = active[node] * weight
-            if amount < params.activation_threshold:
-                continue
-            following[neighbour] = min(following.get(neighbour, 0.0) + amount, 1.0)
+            following[neighbour] = min(before + amount, 1.0)
     return following
 
 
@@ -185,15 +228,14 @@ def _pruned(activation: dict[Id, tuple[float, int]], limit: int) -> dict[Id, tup
 
 
 def _collect(
-    edges: list[Edge[Id]],
+    edges: list[_Weighed[Id]],
     activation: dict[Id, tuple[float, int]],
     threshold: float,
     found: dict[Id, tuple[Edge[Id], float]],
 ) -> None:
-    for edge in edges:
-        source = activation.get(edge.source, (0.0, 0))[0]
-        target = activation.get(edge.target, (0.0, 0))[0]
-        if source >= threshold and target >= threshold:
-            score = max(source, target)
-            if edge.edge_id not in found or score > found[edge.edge_id][1]:
-                found[edge.edge_id] = (edge, score)
+    active = {n: s for n, (s, _) in activation.items() if s >= threshold}
+    for edge_id, source, target, _, edge in edges:
+        if source in active and target in active:
+            score = max(active[source], active[target])
+            if edge_id not in found or score > found[edge_id][1]:
+                found[edge_id] = (edge, score)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,6 +73,11 @@ _GROWN: Final = f"""
            OR coalesce(s.n_mod_since_analyze, 0)
                > {_GROWTH - 1:.2f} * greatest(c.reltuples, s.n_live_tup, 0))
     ORDER BY 1"""
+
+
+_uncounted: weakref.WeakKeyDictionary[Engine, int] = weakref.WeakKeyDictionary()
+"""Events applied through each engine since `analyze_if_grown` last looked at its tables."""
+_UNCOUNTED_LOCK: Final = threading.Lock()
 
 
 @compiles(Uuid, "postgresql")
@@ -141,7 +147,9 @@ def _options(schema: str) -> str:
 def analyze_if_grown(engine: Engine, applied: int) -> list[str]:
     """After a catch-up of `applied` events, refresh the planner's view of the tables that
     grew: ANALYZE each, and move its full-text (GIN) index's pending entries into the index.
-    The tables analyzed, by name (none on SQLite, or when fewer than `MANY_EVENTS` applied).
+    The tables analyzed, by name (none on SQLite, or when fewer than `MANY_EVENTS` were
+    applied through `engine` since it last looked: a follower's or an inline write's
+    catch-ups of a few events each add up).
 
     Autovacuum does both in time on a server that runs it; one that lags behind a bulk
     catch-up (or runs with it off) leaves a planner without statistics, which scans whole
@@ -149,8 +157,13 @@ def analyze_if_grown(engine: Engine, applied: int) -> list[str]:
     is bounded: ANALYZE reads a sample of each table, and a pending list is at most
     `gin_pending_list_limit`.
     """
-    if engine.dialect.name != "postgresql" or applied < MANY_EVENTS:
+    if engine.dialect.name != "postgresql":
         return []
+    with _UNCOUNTED_LOCK:
+        applied += _uncounted.pop(engine, 0)
+        if applied < MANY_EVENTS:
+            _uncounted[engine] = applied
+            return []
     with engine.connect() as connection, connection.begin():
         grown = connection.exec_driver_sql(_GROWN).all()
         for table, gin_indexes in grown:

@@ -314,4 +314,5 @@ def _apply_together(runners: Sequence[Runner], until: int) -> bool:
                 note_chain(connection, runner.projection.name, until, chain)
     for runner in runners:
         runner._seen = until
+    analyze_if_grown(store.engine, len(events))  # inline writes' events add up
     return True

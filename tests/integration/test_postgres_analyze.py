@@ -101,6 +101,25 @@ def test_a_catch_up_from_empty_leaves_statistics_on_the_tables_it_filled(schema:
     ]
 
 
+def test_catch_ups_of_a_few_events_each_analyze_once_they_add_up(schema: str) -> None:
+    with _open(schema) as memory:
+        for i in range(12):
+            memory.assert_facts(_facts(720)[i * 60 : (i + 1) * 60])
+            memory.project()  # a follower keeping up: each catch-up under MANY_EVENTS
+
+    assert _has_statistics(schema, "facts")
+
+
+def test_inline_writes_analyze_once_their_events_add_up(schema: str) -> None:
+    inline = Settings(memory=MemorySettings(projection=ProjectionSettings(inline=True)))
+    location = f"{POSTGRES_URL}?schema={schema}"
+    with Memory.open(location, settings=inline, embedder=HashingEmbedder()) as memory:
+        for i in range(12):
+            memory.assert_facts(_facts(720)[i * 60 : (i + 1) * 60])
+
+    assert _has_statistics(schema, "facts")
+
+
 def test_a_catch_up_of_a_few_events_leaves_the_tables_alone(schema: str) -> None:
     with _open(schema) as memory:
         memory.assert_facts(_facts(20))

@@ -203,16 +203,31 @@ def _query(index: TableClause, name: str = "match") -> ColumnElement[Any]:
     escapes: `"w"*` becomes `'w':*`, `"w"` becomes `'w'`, OR `|` and AND `&`.
     """
     text: ColumnElement[Any] = bindparam(name)
+    for pattern, replacement in _REWRITES:
+        text = func.regexp_replace(text, pattern, replacement, _GLOBAL)
+    text = func.translate(text, _sql_text(_ACCENTED), _sql_text(_PLAIN))
+    config: ColumnElement[Any] = literal_column(f"'{_CONFIGS[index.name]}'::regconfig")
+    return func.to_tsquery(config, text)
+
+
+def _sql_text(value: str) -> ColumnElement[Any]:
+    """`value` written into the statement as a string literal, not bound: a full-text
+    question's constants were four fifths of its parameters, each converted and sent on
+    every call (a term count: 0.49 -> 0.36 ms at 10,000 facts)."""
+    assert "%" not in value  # the driver's parameter marker; none of these has one
+    return literal_column("'" + value.replace("'", "''") + "'")
+
+
+_REWRITES: Final = tuple(
+    (_sql_text(pattern), _sql_text(replacement))
     for pattern, replacement in (
         ('"([^"]*)"\\*', "'\\1':*"),
         ('"([^"]*)"', "'\\1'"),
         (" OR ", " | "),
         (" AND ", " & "),
-    ):
-        text = func.regexp_replace(text, pattern, replacement, "g")
-    text = func.translate(text, _ACCENTED, _PLAIN)
-    config: ColumnElement[Any] = literal_column(f"'{_CONFIGS[index.name]}'::regconfig")
-    return func.to_tsquery(config, text)
+    )
+)
+_GLOBAL: Final = _sql_text("g")
 
 
 def matches(index: TableClause, name: str = "match") -> ColumnElement[bool]:

@@ -33,9 +33,24 @@ def links(previous: bytes, records: Iterable[tuple[bytes, int, str, bytes]]) -> 
     """
     hasher = blake3()
     update, digest, reset = hasher.update, hasher.digest, hasher.reset
+    join, parts = b"".join, _TAG_PARTS
     hashes = []
-    for stream, version, tag, state in records:
-        update(_message(previous, stream, version, tag, state))
+    for stream, version, tag, state in records:  # `_message`, inline: once per event
+        part = parts.get(tag)
+        if part is None:
+            part = _tag_part(tag)
+        update(
+            join(
+                (
+                    previous,
+                    stream,
+                    version.to_bytes(8, "big", signed=True),
+                    part,
+                    len(state).to_bytes(8, "big"),
+                    state,
+                )
+            )
+        )
         previous = digest()
         reset()
         hashes.append(previous)

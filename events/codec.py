@@ -6,7 +6,8 @@ path, so classes can move freely. Bytes are deterministic JSON: the hash chain c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, Final, Generic, TypeVar
 from uuid import UUID
 
@@ -25,6 +26,7 @@ __all__ = [
     "TaggedMapper",
     "decode",
     "encode",
+    "encode_many",
     "register_upcaster",
 ]
 
@@ -63,6 +65,35 @@ _upcasters: dict[str, Upcaster] = {}
 def encode(stored: Stored[Any]) -> bytes:
     """Deterministic JSON bytes (fields in declared order): equal events give equal bytes."""
     return _encoder.encode(stored)
+
+
+def encode_many(
+    recorded_at: datetime,
+    envelopes: Sequence[tuple[str | None, str | None, str | None]],
+    payloads: Sequence[Event],
+) -> list[bytes]:
+    """`encode` of one Stored per (actor, episode, cause) envelope and payload, all recorded
+    at `recorded_at`, as the same bytes.
+
+    A record is its envelope's JSON, then the payload's, then `}` (`data` is the last field
+    of Stored); the payloads are encoded in one call, as lines (JSON escapes every line
+    break inside a string), and each envelope once: about half the time of one Stored
+    encoded per event.
+    """
+    heads: dict[tuple[str | None, str | None, str | None], bytes] = {}
+    for envelope in envelopes:
+        if envelope not in heads:
+            actor, episode, cause = envelope
+            head = _encoder.encode(
+                Stored(recorded_at=recorded_at, actor=actor, episode=episode, cause=cause, data=0)
+            )
+            heads[envelope] = head[: -len(_DATA_END)]
+    lines = _encoder.encode_lines(payloads).splitlines()  # bytes split at \n and \r only
+    return [heads[e] + line + b"}" for e, line in zip(envelopes, lines, strict=True)]
+
+
+_DATA_END: Final = b"0}"
+"""How a Stored made with `data=0` ends (encode_many cuts it off its envelope's bytes)."""
 
 
 def decode(tag: str, state: bytes) -> Stored[Any]:

@@ -17,7 +17,7 @@ import msgspec
 
 from apexmem.events.base import MAX_KEY_BYTES, MAX_REF_BYTES, Event
 from apexmem.events.catalogue import tag_of
-from apexmem.events.codec import Stored, decode, encode
+from apexmem.events.codec import decode, encode_many
 from apexmem.events.episode import MessageRecorded
 from apexmem.events.errors import ValidationError
 from apexmem.events.fact import FactAsserted
@@ -169,7 +169,8 @@ def encoded(events: Sequence[NewEvent], recorded_at: datetime) -> tuple[list[str
     appended (`find` could not find it).
     """
     tags: list[str] = []
-    states: list[bytes] = []
+    envelopes: list[tuple[str | None, str | None, str | None]] = []
+    payloads: list[Event] = []
     located_classes = _LOCATED
     for i, e in enumerate(events):
         data = e.data
@@ -182,17 +183,8 @@ def encoded(events: Sequence[NewEvent], recorded_at: datetime) -> tuple[list[str
         if cause is not None and type(cause) is not str:
             raise ValidationError(f"[{i}].cause", cause, "is not a string")
         tags.append(tag_of(data))
-        states.append(
-            encode(
-                Stored(
-                    recorded_at=recorded_at,
-                    actor=e.actor,
-                    episode=e.episode,
-                    cause=e.cause,
-                    data=data,
-                )
-            )
-        )
+        envelopes.append((actor, episode, cause))
+        payloads.append(data)
         located = located_classes.get(type(data))
         if located is not None and not locates(located[2](data), e.stream_id, e.version):
             raise ValidationError(
@@ -201,7 +193,7 @@ def encoded(events: Sequence[NewEvent], recorded_at: datetime) -> tuple[list[str
                 f"is not the located id of version {e.version} of stream {e.stream_id} (its "
                 "first 12 bytes are the stream's, its last 4 the version: apexmem.events.located)",
             )
-    return tags, states
+    return tags, encode_many(recorded_at, envelopes, payloads)
 
 
 def check_key(key: object) -> None:

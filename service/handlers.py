@@ -45,7 +45,7 @@ from apexmem.events.policy import DecayRateSet, RelationMapped
 from apexmem.events.ports import LogReads
 from apexmem.service.logs import get_logger
 from apexmem.service.moves import Moves
-from apexmem.service.naming import Resolution, follow, resolve
+from apexmem.service.naming import follow, resolve
 from apexmem.service.results import (
     AliasRef,
     EntityRef,
@@ -64,9 +64,9 @@ __all__ = ["HANDLERS", "Context", "Planned", "SlotPlan", "batch_plan", "plan_slo
 
 _logger = get_logger()
 
-Planned = tuple[UUID, UUID | None, str, UUID]
-"""An assertion's subject id, object id, sentence and slot (a tuple: made a thousand times
-per batch, and a NamedTuple's constructor runs in Python)."""
+Planned = tuple[UUID, UUID | None, str, UUID, "SlotPlan"]
+"""An assertion's subject id, object id, sentence, slot and slot plan (a tuple: made a
+thousand times per batch, and a NamedTuple's constructor runs in Python)."""
 
 
 class Context(msgspec.Struct, kw_only=True):
@@ -139,33 +139,32 @@ def batch_plan(context: Context, command: AssertFact) -> SlotPlan:
 
 def _assert(context: Context, command: AssertFact) -> Result:
     meta = _meta(context, command)
-    plan = batch_plan(context, command)
+    planned = context.planned.get(id(command))
+    plan = planned[4] if planned is not None else batch_plan(context, command)
     staging = context.staging
     # A name the batch already knows needs no resolving (most names of a batch).
     subject = staging.known_name(command.subject, command.subject_type) or resolve(
         staging, "subject", command.subject, command.subject_type, meta
     )
     target = None
+    object_id = None
     if command.object is not None:
         target = staging.known_name(command.object, command.object_type) or resolve(
             staging, "object", command.object, command.object_type, meta
         )
-        if target.entity_id.int == subject.entity_id.int:
+        object_id = target.entity_id
+        if object_id.int == subject.entity_id.int:
             raise ValidationError(
                 "object", command.object, f"is the same entity as subject {command.subject!r}"
             )
-    object_id = target.entity_id if target else None
-    planned = context.planned.get(id(command))
     # Compared by identity: the prefetch and the handler are given the same id objects (the
     # cache's, or the memoized derivation's); an equal copy only costs a second derivation.
-    if planned is not None and planned[0] is subject.entity_id and planned[1] is object_id:
-        sentence, slot = planned[2], planned[3]
-    else:
+    if planned is None or planned[0] is not subject.entity_id or planned[1] is not object_id:
         sentence = _sentence(command, subject.name, target.name if target else None, plan)
         slot = plan.slot(subject.entity_id, object_id, sentence)
-    proposal = _proposal(
-        context, command, slot=slot, subject=subject, target=target, plan=plan, sentence=sentence
-    )
+        planned = (subject.entity_id, object_id, sentence, slot, plan)
+    slot = planned[3]
+    proposal = _proposal(context, command, planned)
     state = staging.state("slot", slot)
     decision = decide_assert(state, proposal, context.strategy)
     verdicts: list[Event] | None = None
@@ -191,30 +190,21 @@ def _assert(context: Context, command: AssertFact) -> Result:
     )
 
 
-def _proposal(
-    context: Context,
-    command: AssertFact,
-    *,
-    slot: UUID,
-    subject: Resolution,
-    target: Resolution | None,
-    plan: SlotPlan,
-    sentence: str,
-) -> Proposal:
+def _proposal(context: Context, command: AssertFact, planned: Planned) -> Proposal:
+    subject_id, object_id, sentence, slot, plan = planned
     valid_from = command.valid_from or context.now
     if command.valid_until is not None and command.valid_until <= valid_from:
         raise ValidationError(
             "valid_until", command.valid_until, f"is not after valid_from {valid_from}"
         )
     value = plan.value
-    relation = plan.relation.canonical
     return Proposal(
         slot_id=slot,
-        subject_id=subject.entity_id,
-        relation=relation,
-        object_id=target.entity_id if target else None,
+        subject_id=subject_id,
+        relation=plan.relation.canonical,
+        object_id=object_id,
         value=value,
-        object_key=object_key(target.entity_id if target else None, value, sentence),
+        object_key=object_key(object_id, value, sentence),
         edge_type=plan.edge_type,
         fact=sentence,
         confidence=command.confidence,

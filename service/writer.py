@@ -38,7 +38,7 @@ from apexmem.service.collector import paused
 from apexmem.service.handlers import HANDLERS, Context, batch_plan
 from apexmem.service.logs import get_logger
 from apexmem.service.moves import Moves
-from apexmem.service.naming import name_key
+from apexmem.service.naming import NameKey, name_key
 from apexmem.service.pipeline import Append, Pipeline
 from apexmem.service.resolution import SimilarWrites
 from apexmem.service.results import Result
@@ -299,30 +299,45 @@ def _prefetch(context: Context, commands: Sequence[Command]) -> None:
     handlers that run next find them instead of deriving them again.
     """
     staging = context.staging
-    pairs = list(dict.fromkeys(pair for command in commands for pair in _names(command)))
+    pairs = _batch_names(commands)
     known = staging.known_names(pairs)
     owners: dict[tuple[str, str], UUID] = {pair: r.entity_id for pair, r in known.items()}
-    names: dict[tuple[str, str], UUID] = {}  # alias streams of names not resolved before
+    keys: dict[tuple[str, str], NameKey] = {}  # names not resolved before
     for pair in pairs:
         if pair not in owners:
             with suppress(ApexmemError):  # bad names are reported when the command runs
-                names[pair] = name_key("name", *pair).alias
-    staging.load("alias", names.values())
-    found = {pair: _owner(staging, pair, alias) for pair, alias in names.items()}
-    staging.load("entity", found.values())
-    owners.update(found)
-    slots = [
-        slot
-        for c in commands
-        if isinstance(c, AssertFact) and (slot := _planned_slot(context, c, owners)) is not None
-    ]
+                keys[pair] = name_key("name", *pair)
+    staging.load("alias", [key.alias for key in keys.values()])
+    state = staging.state
+    for pair, key in keys.items():  # the entity a name resolves to now, or its new id
+        alias = state("alias", key.alias)
+        claimed = alias.entity_id if isinstance(alias, AliasState) else None
+        owners[pair] = claimed if claimed is not None else entity_id(key.entity_type, key.canonical)
+    staging.load("entity", [owners[pair] for pair in keys])
+    slots = []
+    episodes = []
+    for c in commands:
+        if type(c) is AssertFact:
+            slot = _planned_slot(context, c, owners)
+            if slot is not None:
+                slots.append(slot)
+        elif isinstance(c, RecordMessage) and c.episode is not None:
+            episodes.append(episode_id(c.episode))
     staging.load("slot", slots)
-    episodes = [
-        episode_id(c.episode)
-        for c in commands
-        if isinstance(c, RecordMessage) and c.episode is not None
-    ]
     staging.load("episode", episodes)
+
+
+def _batch_names(commands: Sequence[Command]) -> list[tuple[str, str]]:
+    """Every (name, type as given) pair the batch's commands name, each once, in order."""
+    pairs: dict[tuple[str, str], None] = {}
+    for command in commands:
+        if type(command) is AssertFact:  # most commands: no list made for them
+            pairs[(command.subject, command.subject_type)] = None
+            if command.object is not None:
+                pairs[(command.object, command.object_type)] = None
+        else:
+            pairs.update(dict.fromkeys(_names(command)))
+    return list(pairs)
 
 
 def _planned_slot(
@@ -337,11 +352,12 @@ def _planned_slot(
         return None
     try:
         sentence = clean_sentence(command.fact) if command.fact else ""
-        slot = batch_plan(context, command).slot(subject, target, sentence)
+        plan = batch_plan(context, command)
+        slot = plan.slot(subject, target, sentence)
     except ApexmemError:  # reported when the command runs
         return None
     if command.fact:  # a sentence made from names is the handler's to make
-        context.planned[id(command)] = (subject, target, sentence, slot)
+        context.planned[id(command)] = (subject, target, sentence, slot, plan)
     return slot
 
 
@@ -358,15 +374,6 @@ def _names(command: Command) -> list[tuple[str, str]]:
     if isinstance(command, MergeEntities):
         return [(command.source, command.entity_type), (command.target, command.entity_type)]
     return []
-
-
-def _owner(staging: Staging, pair: tuple[str, str], alias: UUID) -> UUID:
-    """The entity a name resolves to now, or the id it would be created with."""
-    state = staging.state("alias", alias)
-    if isinstance(state, AliasState) and state.entity_id is not None:
-        return state.entity_id
-    key = name_key("name", *pair)
-    return entity_id(key.entity_type, key.canonical)
 
 
 def _handle(context: Context, command: Command, index: int, count: int) -> Result:

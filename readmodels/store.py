@@ -38,8 +38,13 @@ _INDEXES: Final = sorted(
 """The secondary indexes (primary keys and unique constraints are part of their tables)."""
 
 
-_RETIRED_INDEXES: Final = ("facts_subject", "facts_object")
-"""Indexes of stores written before: replaced by the `_ranked` pair, dropped on open."""
+_RETIRED_INDEXES: Final = (
+    "facts_subject",
+    "facts_object",
+    "facts_subject_ranked",
+    "facts_object_ranked",
+)
+"""Indexes of stores written before: replaced by the `_walk` pair, dropped on open."""
 
 
 class ReadModelStore:

@@ -168,6 +168,9 @@ aliases = Table(
     Index("aliases_entity", "entity_id"),
 )
 
+_RANKED: Final = ("expired_at", "confidence", "fact_id")
+_WALKED: Final = ("edge_type", "standing", "valid_from", "valid_until", "observed_at")
+
 facts = Table(
     "facts",
     metadata,
@@ -195,8 +198,11 @@ facts = Table(
     Column("episode", Text),
     # Confidence and fact_id too: a recall reads a busy entity's edges most confident first,
     # and finds the ones with a retrieval count without reading the others (readmodels.strongest).
-    Index("facts_subject_ranked", "subject_id", "expired_at", "confidence", "fact_id"),
-    Index("facts_object_ranked", "object_id", "expired_at", "confidence", "fact_id"),
+    # Then what a spreading activation weighs and filters by: it reads every believed edge
+    # of its active entities from the index alone, without a seek into the table per edge
+    # (readmodels.spread_edges).
+    Index("facts_subject_walk", "subject_id", *_RANKED, "object_id", *_WALKED, "recorded_at"),
+    Index("facts_object_walk", "object_id", *_RANKED, "subject_id", *_WALKED, "recorded_at"),
     Index("facts_slot", "slot_id"),
 )
 

@@ -97,7 +97,7 @@ class Runner:
         log: Log,
         store: ReadModels,
         *,
-        batch_size: int = 5_000,
+        batch_size: int = 25_000,
         projection: Projection | None = None,
     ) -> None:
         self._log = log

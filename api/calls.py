@@ -169,26 +169,32 @@ def recall(memory: Memory, request: RecallIn | AsOfRecallIn) -> Recall:
     )
 
 
-def facts_about(memory: Memory, request: FactsAboutIn) -> FactsFound:
-    """Believed facts about an entity, valid at `valid_at`, as known at `known_at`."""
+def facts_about(
+    memory: Memory, request: FactsAboutIn, *, include_faded: bool = False
+) -> FactsFound:
+    """Believed facts about an entity, valid at `valid_at`, as known at `known_at` (faded
+    ones too with `include_faded`)."""
     view = memory.as_of(known_at=request.known_at, position=request.position)
     found = view.facts_about(
         request.entity,
         valid_at=request.valid_at,
         entity_type=request.entity_type,
         relation=request.relation,
+        include_faded=include_faded,
     )
     return FactsFound(facts=found)
 
 
-def traverse(memory: Memory, request: TraverseIn) -> Subgraph:
-    """The neighbourhood of an entity over believed edges."""
+def traverse(memory: Memory, request: TraverseIn, *, include_faded: bool = False) -> Subgraph:
+    """The neighbourhood of an entity over believed edges (faded ones too with
+    `include_faded`)."""
     view = memory.as_of(known_at=request.known_at, position=request.position)
     return view.traverse(
         request.start,
         max_hops=request.max_hops,
         edge_types=request.edge_types,
         valid_at=request.valid_at,
+        include_faded=include_faded,
     )
 
 

@@ -257,17 +257,7 @@ class MemoryApi(Controller):
         asked = convert(FactsAboutIn, given)
         with tenant_memory.memory() as memory:
             _within_log(memory, asked.position)
-            if not faded:
-                return calls.facts_about(memory, asked)
-            view = memory.as_of(known_at=asked.known_at, position=asked.position)
-            found = view.facts_about(
-                asked.entity,
-                valid_at=asked.valid_at,
-                entity_type=asked.entity_type,
-                relation=asked.relation,
-                include_faded=True,
-            )
-            return FactsFound(facts=found)
+            return calls.facts_about(memory, asked, include_faded=faded)
 
     @get("/traverse", operation_id="traverse", **_READ)
     def traverse(
@@ -293,16 +283,7 @@ class MemoryApi(Controller):
         asked = convert(TraverseIn, given)
         with tenant_memory.memory() as memory:
             _within_log(memory, asked.position)
-            if not faded:
-                return calls.traverse(memory, asked)
-            view = memory.as_of(known_at=asked.known_at, position=asked.position)
-            return view.traverse(
-                asked.start,
-                max_hops=asked.max_hops,
-                edge_types=asked.edge_types,
-                valid_at=asked.valid_at,
-                include_faded=True,
-            )
+            return calls.traverse(memory, asked, include_faded=faded)
 
     @get("/history", operation_id="history", **_READ)
     def history(

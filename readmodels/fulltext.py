@@ -340,9 +340,30 @@ def _floor(name: str, below: bool) -> ClauseElement:
     return statement.order_by(index.c.rowid.desc()).limit(1).offset(bindparam("cap"))
 
 
+def _floors(name: str) -> ClauseElement:
+    """`_floor` below `ceiling` for each of the older windows at once: the rowid of every
+    `cap`-th match at or below `ceiling`, newest first (the `reach` newest are numbered)."""
+    index = _INDEXES[name]
+    newest = (
+        select(index.c.rowid.label("at"))
+        .where(matches(index), index.c.rowid <= bindparam("ceiling"))
+        .order_by(index.c.rowid.desc())
+        .limit(bindparam("reach"))
+        .subquery()
+    )
+    place = func.row_number().over(order_by=newest.c.at.desc()) - 1
+    numbered = select(newest.c.at, place.label("place")).subquery()
+    return (
+        select(numbered.c.at)
+        .where(numbered.c.place > 0, numbered.c.place % bindparam("cap") == 0)
+        .order_by(numbered.c.at.desc())
+    )
+
+
 _INDEXES: Final = {i.name: i for i in (entities_fts, facts_fts, messages_fts)}
 _COUNTS: Final = Prepared(_counts)
 _FLOOR: Final = Prepared(_floor)
+_FLOORS: Final = Prepared(_floors)
 
 
 def term_counts(
@@ -441,6 +462,19 @@ def windows(
     if not match:
         return
     yield Window(match, floor, None)
+    if floor is not None and connection.dialect.name == "postgresql":
+        # Each floor below was one statement, and each ranked every match again: on
+        # PostgreSQL the older windows' floors are read at once when the first is not
+        # enough (the same rows: every `budget`-th match below the first floor).
+        params = {"match": match, "cap": budget, "ceiling": floor}
+        params["reach"] = budget * (MOST_WINDOWS - 1) + 1
+        floors = [row[0] for row in _FLOORS.rows(connection, params, index.name)]
+        for i in range(MOST_WINDOWS - 1):
+            ceiling, floor = floor, (floors[i] if i < len(floors) else None)
+            yield Window(match, floor, ceiling)
+            if floor is None:
+                return
+        return
     for _ in range(MOST_WINDOWS - 1):
         if floor is None:
             return

@@ -12,24 +12,34 @@ hits whose full rows are read (`hit_rows`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from itertools import pairwise
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 from sqlalchemy import (
     ARRAY,
+    BigInteger,
     ClauseElement,
     ColumnElement,
     Connection,
+    Float,
+    Integer,
+    Select,
     String,
     and_,
     bindparam,
     case,
+    cast,
     func,
+    literal,
+    null,
     select,
     true,
     union_all,
 )
 
+from apexmem.domain.decay import rates_in_force
 from apexmem.readmodels.communities import communities_of as community_members_of
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.fulltext import (
@@ -44,7 +54,15 @@ from apexmem.readmodels.fulltext import (
 from apexmem.readmodels.hit_rows import hit_rows, message_rows
 from apexmem.readmodels.moment import EVERY_FACT, NOW, Lens, Moment
 from apexmem.readmodels.prepared import Prepared, as_stored, stored_time
-from apexmem.readmodels.tables import episodes, facts, messages, retrievals
+from apexmem.readmodels.tables import (
+    community_members,
+    decay_rates,
+    episodes,
+    facts,
+    messages,
+    retrievals,
+    stored_micros,
+)
 
 __all__ = [
     "RANKED_ROWS",
@@ -57,6 +75,8 @@ __all__ = [
     "ranked_facts",
     "ranked_messages",
     "retrieval_counts",
+    "seed_structure",
+    "speakers_and_rates",
     "visible_facts",
     "visible_messages",
     "word_counts",
@@ -360,7 +380,12 @@ def visible_messages(
 
 def _structure(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
     """Edges of each of `ids` by edge type, counted at each end, in one statement."""
-    counts = []
+    return union_all(*_end_counts(valid, known, typed, fading))
+
+
+def _end_counts(valid: bool, known: bool, typed: bool, fading: bool) -> list[Select[Any]]:
+    """`_structure`'s selects: one per end."""
+    counts: list[Select[Any]] = []
     for end in ("subject_id", "object_id"):
         column = as_stored(facts.c[end])
         counts.append(
@@ -372,7 +397,7 @@ def _structure(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseEle
             )
             .group_by(column, facts.c.edge_type)
         )
-    return union_all(*counts)
+    return counts
 
 
 _STRUCTURE: Final = Prepared(_structure, keyed=True)
@@ -400,6 +425,105 @@ def edge_structure(
             degree[entity] += count
             kinds[entity].add(edge_type)
     return {wanted[e]: (degree[e], len(kinds[e])) for e in wanted}
+
+
+def _seed_structure(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
+    """`_structure`'s rows, then each of `ids`' live community as (entity, community, -1)."""
+    live = select(
+        as_stored(community_members.c.entity_id),
+        as_stored(community_members.c.community_id),
+        literal(-1, Integer),
+    ).where(
+        as_stored(community_members.c.entity_id).in_(bindparam("ids", expanding=True)),
+        community_members.c.left_at.is_(None),
+    )
+    return union_all(*_end_counts(valid, known, typed, fading), live)
+
+
+_SEED_STRUCTURE: Final = Prepared(_seed_structure, keyed=True)
+
+
+def seed_structure(
+    connection: Connection, ids: Sequence[UUID], *, lens: Lens = EVERY_FACT
+) -> tuple[dict[UUID, tuple[int, int]], dict[UUID, UUID]]:
+    """`edge_structure` and `communities_of` of `ids` in one statement (what a recall's
+    seeds are chosen by: two round trips were one more than needed on PostgreSQL)."""
+    wanted = {e.hex: e for e in ids}
+    degree: dict[str, int] = dict.fromkeys(wanted, 0)
+    kinds: dict[str, set[str]] = {e: set() for e in wanted}
+    communities: dict[UUID, UUID] = {}
+    params = lens.params()
+    shape = lens.shape()
+    listed = list(wanted)
+    for i in range(0, len(listed), _CHUNK):
+        params["ids"] = listed[i : i + _CHUNK]
+        for entity, other, count in _SEED_STRUCTURE.rows(connection, params, *shape):
+            if count < 0:
+                communities[wanted[entity]] = UUID(hex=other)
+            else:
+                degree[entity] += count
+                kinds[entity].add(other)
+    structure = {wanted[e]: (degree[e], len(kinds[e])) for e in wanted}
+    return structure, communities
+
+
+def _speakers_and_rates(speakers: bool, known: bool) -> ClauseElement:
+    """The speakers (lowercased) among `names` as (0, name, null, null), when `speakers`,
+    then the decay rates set (by `known_at` when `known`) as (1, edge type, rate, position),
+    in position order."""
+    rates = select(
+        literal(1, Integer).label("tag"),
+        decay_rates.c.edge_type.label("name"),
+        decay_rates.c.rate.label("rate"),
+        decay_rates.c.position.label("at"),
+    )
+    if known:
+        rates = rates.where(stored_time(decay_rates.c.set_at) <= bindparam("known_at"))
+    if not speakers:
+        return rates.order_by(decay_rates.c.position)
+    spoken = func.lower(messages.c.speaker)
+    named = (
+        select(
+            literal(0, Integer).label("tag"),
+            spoken.label("name"),
+            cast(null(), Float).label("rate"),
+            cast(null(), BigInteger).label("at"),
+        )
+        .where(spoken.in_(bindparam("names", expanding=True)))
+        .group_by(spoken)
+    )
+    both = union_all(named, rates).subquery()
+    return select(*both.c).order_by(both.c.tag, both.c.at)
+
+
+_SPEAKERS_AND_RATES: Final = Prepared(_speakers_and_rates)
+
+
+def speakers_and_rates(
+    connection: Connection,
+    words: Sequence[str] | None,
+    *,
+    known_at: datetime | None,
+    default: float,
+) -> tuple[set[str], dict[str, float]]:
+    """`conversation.speakers_named(words)` (no speakers when `words` is None) and
+    `decay.rates_at(known_at)`, in one statement: both are asked before anything else."""
+    names = [] if words is None else speakers_named_among(words)
+    params: dict[str, Any] = {"known_at": stored_micros(known_at), "names": names}
+    shape = (bool(names), known_at is not None)
+    speakers: set[str] = set()
+    rates: list[tuple[str, float]] = []
+    for tag, name, rate, _ in _SPEAKERS_AND_RATES.rows(connection, params, *shape):
+        if tag == 0:
+            speakers.add(name)
+        else:
+            rates.append((name, rate))
+    return speakers, rates_in_force(dict(rates), default)
+
+
+def speakers_named_among(words: Sequence[str]) -> list[str]:
+    """The names `conversation.speakers_named` looks for: each word, and each two in a row."""
+    return list(dict.fromkeys([*words, *(f"{a} {b}" for a, b in pairwise(words))]))
 
 
 def communities_of(connection: Connection, ids: Sequence[UUID]) -> dict[UUID, UUID]:

@@ -55,8 +55,8 @@ from apexmem.domain.settings import Settings
 from apexmem.events.timeutil import from_micros
 from apexmem.projections.vectors import Kind
 from apexmem.readmodels import ReadModels, names_of
-from apexmem.readmodels.conversation import entities_named, neighbours, speakers_named
-from apexmem.readmodels.decay import ConfidenceNow, Fading, fading_at
+from apexmem.readmodels.conversation import entities_named, neighbours
+from apexmem.readmodels.decay import ConfidenceNow, Fading
 from apexmem.readmodels.hit_rows import (
     ACTOR,
     CONFIDENCE,
@@ -71,11 +71,11 @@ from apexmem.readmodels.prepared import id_of
 from apexmem.readmodels.recall import (
     FactKey,
     MessageKey,
-    communities_of,
-    edge_structure,
     message_rows,
     ranked_facts,
     ranked_messages,
+    seed_structure,
+    speakers_and_rates,
     visible_facts,
     visible_messages,
     word_counts,
@@ -142,15 +142,19 @@ class Recaller:
         activation = self.settings.memory.graph.spreading_activation
         budget = max(activation.recall_timeout_ms, 0) or _MIN_TIMEOUT_MS
         with self._store.read() as connection:
-            named = self._participants(connection, query.text)
-            # The first embedding in a process loads the model.
-            vector = self._embed(without_names(query.text, named) or query.text)
-            decay = fading_at(
+            # The participants named and the decay rates: one statement (one round trip).
+            words = search_terms(query.text) if self.settings.memory.recall.speaker_boost else None
+            named, rates = speakers_and_rates(
                 connection,
-                now=self._clock(),
+                words,
                 known_at=query.moment.known_at,
                 default=self.settings.memory.graph.default_decay_rate,
             )
+            # The first embedding in a process loads the model.
+            vector = self._embed(without_names(query.text, named) or query.text)
+            now = self._clock()
+            known_at = query.moment.known_at
+            decay = Fading(at=now if known_at is None else known_at, rates=rates)
             run = _Run(
                 query,
                 terms=terms,
@@ -192,12 +196,6 @@ class Recaller:
                     self._context(connection, run)
                     run.lap_context()
             return run.result(connection)
-
-    def _participants(self, connection: Connection, text: str) -> set[str]:
-        """The conversation participants `text` names (lowercased), when they are boosted."""
-        if not self.settings.memory.recall.speaker_boost:
-            return set()
-        return speakers_named(connection, search_terms(text))
 
     def _context(self, connection: Connection, run: _Run) -> None:
         """What the fusion adds to the lists: each candidate message's neighbours."""
@@ -319,14 +317,14 @@ class Recaller:
         # Structure weighs 0.4 against the match's 0.6: only the best matches can be seeds.
         best = sorted(matches, key=lambda e: (-matches[e], e))[: run.size * 3]
         matches = {e: matches[e] for e in best}
-        structure = edge_structure(connection, list(matches), lens=run.walk_lens)
+        structure, communities = seed_structure(connection, list(matches), lens=run.walk_lens)
         chosen = self.settings.memory.graph.spreading_activation
         seeds = hybrid_seeds(
             matches,
             structural_scores(structure),
             limit=run.size,
             weight=chosen.seed_structural_weight,
-            communities=communities_of(connection, list(matches)),
+            communities=communities,
             community_cap=chosen.seed_community_cap,
         )
         unnamed = [s for s in seeds if s not in run.seed_names]

@@ -725,12 +725,15 @@ class Memory(View):
 
     def _ready(self) -> None:
         try:
-            self.projections.ready()
+            self.projections.ready(behind=self._behind)
         except DiskFullError as e:
-            # A read needs no space: it answers from the read models as far as they were
-            # projected, and they catch up once there is room again.
-            if lag := self.projections.lag():
-                _logger.warning("readmodels.behind", lag=lag, error=str(e))
+            self._behind(e)
+
+    def _behind(self, e: DiskFullError) -> None:
+        # A read needs no space: it answers from the read models as far as they were
+        # projected, and they catch up once there is room again.
+        if lag := self.projections.lag():
+            _logger.warning("readmodels.behind", lag=lag, error=str(e))
 
     # Audit -------------------------------------------------------------------------------
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import Engine
+
+if TYPE_CHECKING:
+    from apexmem.readmodels.store import ReadCheck
 
 __all__ = ["ReadModels"]
 
@@ -33,6 +36,10 @@ class ReadModels(Protocol):
 
     def read(self) -> AbstractContextManager[Connection]:
         """One read transaction: every query inside it sees the same committed state."""
+        ...
+
+    def check_reads(self, check: ReadCheck | None) -> None:
+        """Have this thread's next read transaction check `check` first (None: forget it)."""
         ...
 
     def write(self) -> AbstractContextManager[Connection]:

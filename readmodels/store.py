@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -26,7 +28,15 @@ from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared
 from apexmem.readmodels.tables import GRAPH, LAYOUT, layout, metadata, tracking
 
-__all__ = ["PROGRESS_STEPS", "ReadModelStore", "dump", "time_limited", "tracked_position"]
+__all__ = [
+    "PROGRESS_STEPS",
+    "ReadCheck",
+    "ReadModelStore",
+    "dump",
+    "time_limited",
+    "tracked_position",
+    "tracked_positions",
+]
 
 PROGRESS_STEPS: Final = 1_000
 """SQLite virtual-machine steps between two looks at a time limit (a few microseconds of work)."""
@@ -45,6 +55,21 @@ _RETIRED_INDEXES: Final = (
     "facts_object_ranked",
 )
 """Indexes of stores written before: replaced by the `_walk` pair, dropped on open."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadCheck:
+    """What the next read transaction of a thread asks first (see `ReadModelStore.check_reads`).
+
+    `names`: the projections whose tracked positions it reads, in one statement;
+    `current(positions)`: whether the read models are ready at those positions;
+    `refresh()`: when not, bring them to the log, outside any transaction (the read
+    transaction is then begun again).
+    """
+
+    names: tuple[str, ...]
+    current: Callable[[Mapping[str, int]], bool]
+    refresh: Callable[[], None]
 
 
 class ReadModelStore:
@@ -69,6 +94,8 @@ class ReadModelStore:
         """The layout found on open when it was another (the graph is projected again)."""
         self.schema: str | None = None
         """The PostgreSQL schema of the rows (None: a SQLite file)."""
+        self._checks = threading.local()
+        """Each thread's `ReadCheck` for its next read transaction (see `check_reads`)."""
         if postgres.is_url(location):
             assert isinstance(location, str)
             self.schema = schema
@@ -164,12 +191,48 @@ class ReadModelStore:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        """One read transaction: every query inside it sees the same committed state."""
-        with self.engine.connect() as connection:
-            if self.schema is not None:  # PostgreSQL reads committed rows statement by statement
-                connection.execution_options(isolation_level="REPEATABLE READ")
-            with connection.begin():
-                yield connection
+        """One read transaction: every query inside it sees the same committed state.
+
+        When this thread left a `ReadCheck` (`check_reads`), its tracked positions are read
+        first, in one statement, and kept for the transaction: `tracked_position` answers
+        from them there without asking again. When they are not current, the transaction
+        ends, the check's `refresh` runs, and it begins again (with the positions read
+        again, not checked a second time).
+        """
+        check: ReadCheck | None = self._checks.__dict__.pop("next", None)
+        while True:
+            with ExitStack() as stack:
+                connection = stack.enter_context(self.engine.connect())
+                if self.schema is not None:  # PostgreSQL: committed rows statement by statement
+                    connection.execution_options(isolation_level="REPEATABLE READ")
+                stack.enter_context(connection.begin())
+                if check is None:
+                    yield connection
+                    return
+                positions = tracked_positions(connection, check.names)
+                if check.refresh is _NOTHING or check.current(positions):
+                    connection.info[_POSITIONS] = positions
+                    try:
+                        yield connection
+                    finally:
+                        connection.info.pop(_POSITIONS, None)
+                    return
+            check.refresh()  # the read transaction is over: catch up, then read again
+            check = ReadCheck(check.names, check.current, _NOTHING)
+
+    def check_reads(self, check: ReadCheck | None) -> None:
+        """Have the next read transaction this thread begins check `check` first (None:
+        forget the one left).
+
+        A read before which the read models must be ready (an inline projection's readiness
+        check, when nothing new was seen in the log) asks so inside its own transaction: no
+        transaction of its own for the check, and the tracked positions the read needs (the
+        vector index's) come with the same statement.
+        """
+        if check is None:
+            self._checks.__dict__.pop("next", None)
+        else:
+            self._checks.next = check
 
     def drop_indexes(self, connection: Connection) -> None:
         """Drop every secondary index, inside the caller's transaction (see create_indexes)."""
@@ -204,6 +267,22 @@ _TRACKED: Final = Prepared(
     keyed=True,
 )
 """Asked by every recall (the vector index's sync): run through the driver."""
+_TRACKED_MANY: Final = Prepared(
+    lambda: select(tracking.c.projection, tracking.c.position).where(
+        tracking.c.projection.in_(bindparam("names", expanding=True))
+    ),
+    keyed=True,
+)
+"""Every projection's position at once: the readiness check of a read (`ReadCheck`)."""
+_POSITIONS: Final = "apexmem.tracked_positions"
+"""Key of a connection's `info`: the tracked positions its read transaction read first."""
+
+
+def _nothing() -> None:
+    """A `ReadCheck` refreshed already: its positions are read, not checked again."""
+
+
+_NOTHING: Final[Callable[[], None]] = _nothing
 _MOVE: Final = (
     update(tracking)
     .where(tracking.c.projection == bindparam("name"))
@@ -238,9 +317,26 @@ def time_limited(connection: Connection, out_of_time: Callable[[], bool]) -> Ite
 
 
 def tracked_position(connection: Connection, projection: str) -> int:
-    """The last log position applied to `projection` (0 when it has applied nothing)."""
+    """The last log position applied to `projection` (0 when it has applied nothing).
+
+    Inside a read transaction that read it first (`ReadModelStore.check_reads`), no
+    statement: the position read then (the transaction's snapshot does not move).
+    """
+    known: Mapping[str, int] | None = connection.info.get(_POSITIONS)
+    if known is not None and projection in known:
+        return known[projection]
     found = _TRACKED.rows(connection, {"name": projection})
     return int(found[0][0] or 0) if found else 0
+
+
+def tracked_positions(connection: Connection, projections: Sequence[str]) -> dict[str, int]:
+    """The last log position applied to each of `projections` (0 when it has applied
+    nothing), read in one statement."""
+    found = {
+        str(name): int(position or 0)
+        for name, position in _TRACKED_MANY.rows(connection, {"names": list(projections)})
+    }
+    return {name: found.get(name, 0) for name in projections}
 
 
 def set_position(connection: Connection, projection: str, position: int) -> None:

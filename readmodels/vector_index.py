@@ -382,6 +382,8 @@ class VectorIndex:
 
     def _sync(self, connection: Connection) -> None:
         assert self._kinds is not None
+        # In a read whose readiness was checked (a recall's), no statement: the position
+        # its transaction read first with the others (`ReadModelStore.check_reads`).
         position = tracked_position(connection, VECTORS)
         if position == self._position:
             return

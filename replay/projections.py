@@ -13,12 +13,12 @@ from sqlalchemy import Connection
 from apexmem.domain.embedding import Embedder
 from apexmem.domain.settings import Settings
 from apexmem.events.envelope import RecordedEvent
-from apexmem.events.errors import ApexmemError
+from apexmem.events.errors import ApexmemError, DiskFullError
 from apexmem.events.ports import Log
 from apexmem.events.sqlite import is_damaged
 from apexmem.readmodels.ports import ReadModels
 from apexmem.readmodels.sources import chain_at, forget_chains
-from apexmem.readmodels.store import tracked_position
+from apexmem.readmodels.store import tracked_position, tracked_positions
 from apexmem.readmodels.vector_index import VectorIndex
 from apexmem.readmodels.vectors import (
     VectorProjection,
@@ -26,7 +26,7 @@ from apexmem.readmodels.vectors import (
     reset_vector_items,
     vector_metadata,
 )
-from apexmem.replay.runner import CatchUp, Progress, Runner, catch_up_together
+from apexmem.replay.runner import CatchUp, Progress, Runner, catch_up_together, read_check
 
 __all__ = ["SAVE_EVERY_S", "CaughtUp", "Projections", "unprojected"]
 
@@ -97,9 +97,10 @@ class Projections:
         """
         last = self._log.last_position()
         with self.store.read() as connection:
+            tracked = tracked_positions(connection, [r.projection.name for r in self._runners])
             for runner in self._runners:
                 name = runner.projection.name
-                position = tracked_position(connection, name)
+                position = tracked[name]
                 if position > last:
                     return f"{name} is at position {position}, past the log's end ({last})"
                 noted = chain_at(connection, name)
@@ -125,12 +126,34 @@ class Projections:
             self.drop()
         return why
 
-    def ready(self) -> None:
+    def ready(self, *, behind: Callable[[DiskFullError], None] | None = None) -> None:
         """After a write and before a read, when projection is inline: every projection to
         the log's head, together in one transaction when they can (a follower keeps them
-        otherwise)."""
-        if self._inline:
-            catch_up_together(self._runners, until=self._log.last_position())
+        otherwise).
+
+        When each projection was seen at the head already, the next read transaction of
+        this thread checks that they still are, with its first statement (`read_check`):
+        no transaction of its own, and one statement for every position it reads. A
+        catch-up that finds the disk full then tells `behind` instead of raising (when
+        given): the read answers from the read models as far as they were projected.
+        """
+        if not self._inline:
+            return
+        until = self._log.last_position()
+        check = read_check(
+            self._runners, until=until, refresh=lambda: self._catch_up_inline(until, behind)
+        )
+        self.store.check_reads(check)
+        if check is None:
+            catch_up_together(self._runners, until=until)
+
+    def _catch_up_inline(self, until: int, behind: Callable[[DiskFullError], None] | None) -> None:
+        try:
+            catch_up_together(self._runners, until=until)
+        except DiskFullError as e:
+            if behind is None:
+                raise
+            behind(e)
 
     def position(self) -> int:
         """The last log position the graph has applied."""

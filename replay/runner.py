@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Final, Protocol
 
@@ -18,7 +18,7 @@ from apexmem.readmodels.apply import apply_changes
 from apexmem.readmodels.ports import ReadModels
 from apexmem.readmodels.postgres import analyze_if_grown
 from apexmem.readmodels.sources import note_chain, sources_metadata
-from apexmem.readmodels.store import set_position, tracked_position
+from apexmem.readmodels.store import ReadCheck, set_position, tracked_position, tracked_positions
 from apexmem.readmodels.tables import GRAPH
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "Projection",
     "Runner",
     "catch_up_together",
+    "read_check",
 ]
 
 Progress = Callable[[int, int], None]
@@ -256,9 +257,34 @@ def _still_seen(runners: Sequence[Runner]) -> bool:
     if len(stores) > 1:
         return [r.position() for r in runners] == seen
     with runners[0]._store.read() as connection:
-        for runner in runners:
-            runner._seen = tracked_position(connection, runner.projection.name)
+        positions = tracked_positions(connection, [r.projection.name for r in runners])
+    for runner in runners:
+        runner._seen = positions[runner.projection.name]
     return [r._seen for r in runners] == seen
+
+
+def read_check(
+    runners: Sequence[Runner], *, until: int, refresh: Callable[[], None]
+) -> ReadCheck | None:
+    """The readiness check of several projections of one store, for the next read to make
+    inside its own transaction (`ReadModels.check_reads`), when each runner saw `until`
+    applied; None when one did not, or they are in several stores (then
+    `catch_up_together`).
+
+    The read reads their tracked positions in one statement: when each is still at `until`
+    or past it, the read models are ready and the read goes on with the positions it read
+    (the vector index's among them); when one is behind (another process reset it: a
+    rebuild, maybe killed midway), `refresh` runs first, as `catch_up_together` would have.
+    """
+    if len({id(r._store) for r in runners}) != 1 or any(r._seen < until for r in runners):
+        return None
+
+    def current(positions: Mapping[str, int]) -> bool:
+        for runner in runners:
+            runner._seen = positions[runner.projection.name]
+        return all(r._seen >= until for r in runners)
+
+    return ReadCheck(tuple(r.projection.name for r in runners), current, refresh)
 
 
 def catch_up_together(runners: Sequence[Runner], *, until: int) -> None:
@@ -296,7 +322,8 @@ def _apply_together(runners: Sequence[Runner], until: int) -> bool:
     written, when one of them is more than a batch behind."""
     log, store = runners[0]._log, runners[0]._store
     with store.write() as connection:
-        positions = [tracked_position(connection, r.projection.name) for r in runners]
+        tracked = tracked_positions(connection, [r.projection.name for r in runners])
+        positions = [tracked[r.projection.name] for r in runners]
         if any(until - p > r._batch_size for r, p in zip(runners, positions, strict=True)):
             return False
         lowest = min(positions)

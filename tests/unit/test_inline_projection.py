@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import Connection, event
+from storage_backends import POSTGRES_URL, drop_schema, fresh_schema
 
 from apexmem import Memory, parse_settings
 from apexmem.domain.embedding import HashingEmbedder, Vectors
-from apexmem.readmodels.store import dump
+from apexmem.readmodels import prepared
+from apexmem.readmodels.store import dump, tracked_position
 
 
 class BrokenEmbedder(HashingEmbedder):
@@ -66,8 +68,9 @@ def test_projections_already_there_need_no_transaction(
     tmp_path: Path, clock: Callable[[], datetime]
 ) -> None:
     # Every read catches up first (inline): when nothing is new it must not take the
-    # read models' write lock; it reads the tracked positions once (a rebuild in another
-    # process may have reset them).
+    # read models' write lock, nor begin a transaction of its own: the read's own
+    # transaction reads the tracked positions first (a rebuild in another process may have
+    # reset them).
     with Memory.open(tmp_path / "m", clock=clock, embedder=HashingEmbedder()) as memory:
         memory.assert_fact(**_fact(0))
         begun: list[bool] = []
@@ -77,7 +80,44 @@ def test_projections_already_there_need_no_transaction(
             lambda c: begun.append(bool(c.get_execution_options().get("immediate"))),
         )
         memory.projections.ready()
+        assert begun == []
+        with memory.store.read() as connection:
+            assert tracked_position(connection, "graph") == memory.log.last_position()
         assert begun == [False]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_recall_reads_the_tracked_positions_once_when_nothing_is_new(
+    tmp_path: Path, clock: Callable[[], datetime], monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    # On PostgreSQL every statement is a round trip: the readiness check (the graph's and
+    # the vectors' positions) and the vector index's sync share one statement, in the
+    # recall's own transaction.
+    schema = fresh_schema()
+    location = tmp_path / "m" if backend == "sqlite" else f"{POSTGRES_URL}?schema={schema}"
+    settings, _ = parse_settings("[memory.recall]\nrecord_usage = false\n")
+    try:
+        with Memory.open(
+            location, settings=settings, clock=clock, embedder=HashingEmbedder()
+        ) as memory:
+            memory.assert_facts([_fact(i) for i in range(5)])
+            assert memory.recall("Person 1 works")  # caught up, the index built
+            statements: list[str] = []
+            driver_rows = prepared.driver_rows
+
+            def counted(connection: Connection, statement: str, args: Any, **kw: Any) -> Any:
+                statements.append(statement)
+                return driver_rows(connection, statement, args, **kw)
+
+            monkeypatch.setattr(prepared, "driver_rows", counted)
+            begun: list[object] = []
+            event.listen(memory.store.engine, "begin", begun.append)
+            assert memory.recall("Person 2 works")
+            assert len([s for s in statements if "tracking" in s]) == 1
+            assert len(begun) == 1
+    finally:
+        if backend == "postgresql":
+            drop_schema(schema)
 
 
 def test_a_failing_projection_does_not_hold_back_the_other(

@@ -51,11 +51,13 @@ from apexmem.readmodels.prepared import Prepared
 __all__ = [
     "MOST_WINDOWS",
     "TABLES",
+    "Counted",
     "Rows",
     "Window",
     "among",
     "any_query",
     "contents",
+    "counted_terms",
     "drop",
     "ensure",
     "entities_fts",
@@ -319,15 +321,22 @@ def rank(index: TableClause) -> ColumnElement[float]:
     return per_dialect(bm25, postgresql=fulltext_pg.rank(index))
 
 
-def _counts(names: tuple[str, ...], terms: int) -> ClauseElement:
+def _counts(
+    names: tuple[str, ...], terms: int, also: tuple[str, int] | None = None
+) -> ClauseElement:
     """Rows of each index of `names` matching each of the `terms` queries `match_0`,
-    `match_1`... (up to `cap`), one statement for them all (index by index)."""
+    `match_1`... (up to `cap`), one statement for them all (index by index); then, for
+    `also` (an index and a number of terms), its rows matching `also_match_0`... (up to
+    `also_cap`)."""
     counts = []
-    for name in names:
+    groups = [(name, terms, "") for name in names]
+    if also is not None:
+        groups.append((*also, "also_"))
+    for name, asked, prefix in groups:
         index = _INDEXES[name]
-        for i in range(terms):
-            inner = select(index.c.rowid).where(matches(index, f"match_{i}"))
-            inner = inner.limit(bindparam("cap"))
+        for i in range(asked):
+            inner = select(index.c.rowid).where(matches(index, f"{prefix}match_{i}"))
+            inner = inner.limit(bindparam(f"{prefix}cap"))
             counts.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
     return select(*counts)
 
@@ -377,17 +386,53 @@ def term_counts(
     """Each index's rows (by its name) matching each of `terms`, up to `budget + 1`, read
     in one statement: what `rarest` chooses from (a caller asking several indexes about
     the same words passes each its own to `windows`)."""
+    return counted_terms(connection, indexes, terms, budget=budget, prefix=prefix)
+
+
+class Counted(NamedTuple):
+    """A further index for `counted_terms`: its words, budget and prefix, as `term_counts`
+    takes them."""
+
+    table: TableClause
+    terms: Sequence[str]
+    budget: int
+    prefix: bool
+
+
+def counted_terms(
+    connection: Connection,
+    indexes: Sequence[TableClause],
+    terms: Sequence[str],
+    *,
+    budget: int,
+    prefix: bool,
+    also: Counted | None = None,
+) -> dict[str, dict[str, int]]:
+    """`term_counts`, and those of `also` (another index, other words, budget and prefix),
+    in the same statement."""
     asked = list(dict.fromkeys(terms))
-    if not asked:
-        return {index.name: {} for index in indexes}
+    more = [] if also is None else list(dict.fromkeys(also.terms))
+    found: dict[str, dict[str, int]] = {index.name: {} for index in indexes}
+    if also is not None:
+        found[also.table.name] = {}
+    if not asked and not more:
+        return found
+    names = tuple(index.name for index in indexes) if asked else ()
     params: dict[str, Any] = {"cap": budget + 1}
     params.update((f"match_{i}", any_query([t], prefix=prefix)) for i, t in enumerate(asked))
-    names = tuple(index.name for index in indexes)
-    row = _COUNTS.rows(connection, params, names, len(asked))[0]
-    return {
-        name: dict(zip(asked, row[i * len(asked) : (i + 1) * len(asked)], strict=True))
-        for i, name in enumerate(names)
-    }
+    extra = None
+    if also is not None and more:
+        extra = (also.table.name, len(more))
+        params["also_cap"] = also.budget + 1
+        params.update(
+            (f"also_match_{i}", any_query([t], prefix=also.prefix)) for i, t in enumerate(more)
+        )
+    row = _COUNTS.rows(connection, params, names, len(asked), extra)[0]
+    for i, name in enumerate(names):
+        found[name] = dict(zip(asked, row[i * len(asked) : (i + 1) * len(asked)], strict=True))
+    if extra is not None:
+        found[extra[0]] = dict(zip(more, row[len(names) * len(asked) :], strict=True))
+    return found
 
 
 def rarest(

@@ -43,12 +43,13 @@ from apexmem.domain.decay import rates_in_force
 from apexmem.readmodels.communities import communities_of as community_members_of
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.fulltext import (
+    Counted,
     Window,
+    counted_terms,
     facts_fts,
     matches,
     messages_fts,
     rank,
-    term_counts,
     windows,
 )
 from apexmem.readmodels.hit_rows import hit_rows, message_rows
@@ -253,12 +254,15 @@ def _in_window(
     return [(shown.key(*row[2:]), row[1]) for row in firsts.values()][:size]
 
 
-def word_counts(connection: Connection, terms: Sequence[str]) -> dict[str, dict[str, int]]:
+def word_counts(
+    connection: Connection, terms: Sequence[str], *, also: Counted | None = None
+) -> dict[str, dict[str, int]]:
     """The sentences and the messages holding each of `terms` (up to `RANKED_ROWS` + 1),
     in one statement: what `ranked_facts` and `ranked_messages` choose their words by,
-    when given them (`counts`)."""
+    when given them (`counts`); with `also`'s counts (`search.entity_counts`: what a
+    recall's seeds are found by) in the same statement."""
     indexes = [facts_fts, messages_fts]
-    return term_counts(connection, indexes, terms, budget=RANKED_ROWS, prefix=False)
+    return counted_terms(connection, indexes, terms, budget=RANKED_ROWS, prefix=False, also=also)
 
 
 def ranked_facts(

@@ -13,7 +13,7 @@ knew then (and follows merges and archiving as of then), not the words it knew t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
@@ -37,6 +37,7 @@ from apexmem.domain.search_text import STOPWORDS, search_terms
 from apexmem.readmodels.entities import archived_then, roots_of
 from apexmem.readmodels.facts import fact_states, seen_by
 from apexmem.readmodels.fulltext import (
+    Counted,
     among,
     entities_fts,
     facts_fts,
@@ -52,6 +53,7 @@ from apexmem.readmodels.rows import EntityHit, FactHit, MessageHit
 from apexmem.readmodels.tables import ID, entities, facts, messages, stored_micros
 
 __all__ = [
+    "entity_counts",
     "matching_entities",
     "search_entities",
     "search_facts",
@@ -203,9 +205,11 @@ def matching_entities(
     *,
     known_at: datetime | None = None,
     limit: int = 20,
+    counts: Mapping[str, int] | None = None,
 ) -> list[EntityHit]:
     """Entities whose names (display, aliases) or summary hold any of `terms` (or a word they
-    begin), best first, as a recall's seeds want them.
+    begin), best first, as a recall's seeds want them (`counts`: `entity_counts`' for
+    `terms` and `limit`, read with other counts; else they are read here).
 
     bm25 sums over the words matched, so a name holding two of a question's words ranks above
     one holding one; scores are divided by the best's. A word more entities hold than the
@@ -220,7 +224,8 @@ def matching_entities(
     known = known_at is not None
     hits: dict[str, EntityHit] = {}
     scale = 0.0
-    for window in windows(connection, entities_fts, terms, budget=size, prefix=True):
+    chosen = windows(connection, entities_fts, terms, budget=size, prefix=True, counts=counts)
+    for window in chosen:
         params: dict[str, Any] = {
             "match": window.match,
             "size": size,
@@ -238,6 +243,12 @@ def matching_entities(
         if len(hits) >= limit:
             break
     return _exact_first(list(hits.values()), terms)[:limit]
+
+
+def entity_counts(terms: Sequence[str], limit: int) -> Counted:
+    """What `matching_entities(terms, limit=limit)` counts its words by (`fulltext.Counted`):
+    a caller counting other words in one statement counts these with them."""
+    return Counted(entities_fts, terms, limit * _SPARE, True)
 
 
 def _exact_first(hits: list[EntityHit], terms: Sequence[str]) -> list[EntityHit]:

@@ -81,7 +81,7 @@ from apexmem.readmodels.recall import (
     word_counts,
 )
 from apexmem.readmodels.rows import MessageRow
-from apexmem.readmodels.search import matching_entities, visible_entities
+from apexmem.readmodels.search import entity_counts, matching_entities, visible_entities
 from apexmem.readmodels.spread_edges import activation_edges
 from apexmem.readmodels.store import time_limited
 from apexmem.readmodels.traverse import Costs, Walked, expand
@@ -231,7 +231,10 @@ class Recaller:
     def _full_text(self, connection: Connection, run: _Run) -> None:
         found: list[tuple[float, _Key]] = []
         topic = run.topic_terms()
-        counts = word_counts(connection, topic)  # both lists' words, in one statement
+        # Both lists' words, and the seeds' (entities), in one statement.
+        entities = entity_counts(run.terms, run.size * 3)
+        counts = word_counts(connection, topic, also=entities)
+        run.entity_counts = counts[entities.table.name]
         pool = run.pool
         for fact, score in ranked_facts(connection, topic, lens=run.lens, size=pool, counts=counts):
             run.facts[fact.fact_id] = fact
@@ -284,7 +287,10 @@ class Recaller:
         # long question ("... everywhere today Alice") seeds too; rarer words go first.
         words = run.terms
         known_at = run.lens.known_at
-        for hit in matching_entities(connection, words, known_at=known_at, limit=run.size * 3):
+        found = matching_entities(
+            connection, words, known_at=known_at, limit=run.size * 3, counts=run.entity_counts
+        )
+        for hit in found:
             matches[hit.entity_id] = hit.score
             run.seed_names[hit.entity_id] = (hit.name, hit.entity_type)
         if not matches and vector is not None and self._similarity is not None:
@@ -505,6 +511,9 @@ class _Run:
 
     trace: Tracer[_Key] | None = None
     """The trace, when the recall was asked for one (`service.trace`)."""
+    entity_counts: dict[str, int] | None = None
+    """The question's words' counts among entities (`search.entity_counts`), read with
+    the full-text lists' counts (`_full_text`)."""
     _sources: dict[_Key, Hashable | None]
     """Each candidate's source (`_source`) once asked: the fusion asks it often (set
     by `result`, once the lists are found)."""

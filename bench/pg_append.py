@@ -3,7 +3,8 @@
 Run from the repository root (PostgreSQL answering at the URL; the schema is made and
 dropped):
   python bench/pg_append.py [--facts 20000] [--writers 1,2,4] [--url postgresql://...]
-Writes bench/results/pg_append.json.
+                            [--out bench/results/pg_append.json]
+Writes bench/results/pg_append.json (or --out).
 
 Every run is the same facts (bench/append.py's workload) through the facade in atomic
 batches of 1,000, inline projection off (the log alone, as when `apexmem project --follow`
@@ -179,6 +180,7 @@ def main() -> None:
     parser.add_argument("--writers", default="1,2,4")
     parser.add_argument("--url", default=DEFAULT_URL)
     parser.add_argument("--events", type=int, default=40_000, help="for the log alone")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes")
     parser.add_argument("--worker", nargs=4, metavar=("PLACE", "INDEX", "COUNT", "GO"))
     parser.add_argument("--log-worker", nargs=4, metavar=("PLACE", "INDEX", "COUNT", "GO"))
     args = parser.parse_args()
@@ -213,7 +215,7 @@ def main() -> None:
                     f"events/s ({ratio:.2f}x SQLite's one writer)",
                     flush=True,
                 )
-    RESULTS.write_text(
+    args.out.write_text(
         json.dumps(
             {
                 "command": " ".join(["python", "bench/pg_append.py", *sys.argv[1:]]),

@@ -80,14 +80,15 @@ class Server:
     def __str__(self) -> str:
         return f"PostgreSQL at {self.host}:{self.port} (database {self.database!r})"
 
-    def connect(self, *, autocommit: bool = True) -> psycopg.Connection[Any]:
-        """A new connection with apexmem's session settings; one clear error if it fails."""
+    def connect(self, *, autocommit: bool = True, options: str = "") -> psycopg.Connection[Any]:
+        """A new connection with apexmem's session settings (and `options`, more `-c name=value`
+        of the caller's); one clear error if it fails."""
         try:
             connection = psycopg.connect(
                 self.url,
                 autocommit=autocommit,
                 connect_timeout=self.timeout,
-                options=self._options,
+                options=f"{self._options} {options}".strip(),
                 application_name=self._application,
             )
         except psycopg.Error as e:
@@ -99,8 +100,9 @@ class Connections:
     """Open autocommit connections to one server, reused: each used by one thread at a time,
     made on demand."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, *, options: str = "") -> None:
         self.server = server
+        self._options = options
         self._idle: queue.LifoQueue[psycopg.Connection[Any]] = queue.LifoQueue()
 
     @contextmanager
@@ -110,7 +112,7 @@ class Connections:
             try:
                 connection = self._idle.get_nowait()
             except queue.Empty:
-                connection = self.server.connect()
+                connection = self.server.connect(options=self._options)
                 break
             if _open(connection):
                 break

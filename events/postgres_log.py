@@ -11,6 +11,7 @@ by position range, never by counting.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from uuid import UUID
 import psycopg
 from blake3 import blake3
 from psycopg import errors
+from psycopg.pq import TransactionStatus
 
 from apexmem.events import postgres_reads as reads
 from apexmem.events.chainrows import Query
@@ -40,7 +42,14 @@ from apexmem.events.postgres import (
     claim_schema,
     quoted_schema,
 )
-from apexmem.events.postgres_append import Prepared, append_in, prepare
+from apexmem.events.postgres_append import (
+    Prepared,
+    Tail,
+    append_in,
+    prepare,
+    read_tail,
+    tail_sql,
+)
 from apexmem.events.postgres_reads import LAYOUT, Tables
 from apexmem.events.restore import Restored, RestoredKey
 from apexmem.events.timeutil import from_micros, to_micros
@@ -75,8 +84,14 @@ class PostgresLog:
         self.schema = schema
         self._tables = Tables(quoted_schema(schema))
         self._clock: Clock = clock or (lambda: datetime.now(UTC))
+        self._tail_sql = tail_sql(self._tables)
+        self._changes = reads.Changes(self._tables)
+        self._ahead = threading.local()  # per thread: the events encoded by encode_ahead
         # Autocommit connections: a read is one statement, a locked section its own BEGIN.
-        self._connections = Connections(self.server)
+        # No JIT: every statement of the log is short, and a log written faster than
+        # autovacuum analyzes it has no statistics, whose guesses made the server compile a
+        # 500-stream read for 16 ms (to run it in 8).
+        self._connections = Connections(self.server, options="-c jit=off")
         try:
             with self._connections.connection() as connection:
                 claim_schema(connection, schema, "log", LAYOUT, Tables.CREATE, create=create)
@@ -112,6 +127,32 @@ class PostgresLog:
         with self.locked() as locked:
             return locked._append(events, idempotency_key, receipt, prepared)
 
+    def encode_ahead(self, events: Sequence[NewEvent]) -> None:
+        """Check and encode `events` now, before the write lock: the next append of these
+        very events (the same objects) by this thread, under the lock, uses what was done
+        here instead of doing it there (stamped again only if another append took a later
+        time meanwhile). Events that fail the checks are left for the append to refuse."""
+        try:
+            prepared = prepare(events, to_micros(self._clock()))
+        except ApexmemError:
+            self._ahead.value = None
+            return
+        self._ahead.value = (list(events), prepared)
+
+    def _encoded_ahead(self, events: Sequence[NewEvent]) -> Prepared | None:
+        """What encode_ahead did for exactly these events in this thread, if it did (once)."""
+        ahead = getattr(self._ahead, "value", None)
+        if ahead is None:
+            return None
+        self._ahead.value = None
+        encoded: list[NewEvent] = ahead[0]
+        prepared: Prepared = ahead[1]
+        if len(encoded) != len(events) or any(
+            a is not b for a, b in zip(encoded, events, strict=True)
+        ):
+            return None
+        return prepared
+
     @contextmanager
     def locked(self) -> Iterator[LockedPostgresLog]:
         """Hold the write lock: reads inside see the latest log, appends commit on exit.
@@ -119,24 +160,43 @@ class PostgresLog:
         A conflict inside raises ConcurrencyError and rolls back what was appended under
         it; so does any other error.
         """
+        self._changes.refresh(self._query)
         with self._connections.connection() as connection:
             try:
-                # One round trip: the simple protocol runs both statements.
-                connection.execute(f"BEGIN; LOCK TABLE {self._tables.events} IN EXCLUSIVE MODE")
+                # One round trip: the simple protocol runs the three statements, the last
+                # reading the log's tail once the lock is held.
+                cursor = connection.execute(
+                    f"BEGIN; LOCK TABLE {self._tables.events} IN EXCLUSIVE MODE; {self._tail_sql}"
+                )
+                while cursor.description is None and cursor.nextset():
+                    pass
+                tail = read_tail(cursor.fetchone())
             except psycopg.Error as e:
                 _rollback(connection)
                 raise self._failed(e, "take the log's write lock") from e
+            locked = LockedPostgresLog(self, connection, tail)
             try:
-                yield LockedPostgresLog(self, connection)
+                yield locked
             except BaseException:
                 _rollback(connection)
                 raise
             try:
-                connection.execute("COMMIT")
+                writes = locked._writes
+                if writes:  # the index and key rows with the COMMIT: one round trip
+                    with connection.pipeline():
+                        for sql, params in writes:
+                            connection.execute(sql, params)
+                        connection.execute("COMMIT")
+                else:
+                    connection.execute("COMMIT")
             except psycopg.Error as e:
-                # The commit may have landed before the connection went: an append retried
-                # with its idempotency key lands once either way.
-                raise self._failed(e, "commit an append (it may or may not have landed)") from e
+                if connection.broken:
+                    # The commit may have landed before the connection went: an append
+                    # retried with its idempotency key lands once either way.
+                    raise self._failed(e, "commit an append (it may or may not have landed)") from e
+                if connection.info.transaction_status != TransactionStatus.IDLE:
+                    _rollback(connection)
+                raise self._failed(e, "commit an append") from e
 
     def read(
         self,
@@ -169,7 +229,7 @@ class PostgresLog:
 
     def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
         """The streams appended to after `position`, and the tags appended (payloads unread)."""
-        return reads.changed_since(self._query, self._tables, position)
+        return self._changes.since(self._query, position)
 
     def chains(self, positions: Sequence[int]) -> dict[int, bytes]:
         """The chain hash stored at each of these positions."""
@@ -269,7 +329,7 @@ class PostgresLog:
         # Autocommit: one statement is its own read transaction, seeing what was committed.
         with self._connections.connection() as connection:
             try:
-                return connection.execute(sql, params).fetchall()
+                return connection.execute(sql, params, binary=True).fetchall()
             except psycopg.Error as e:
                 raise self._failed(e, "read the log") from e
 
@@ -283,10 +343,13 @@ class PostgresLog:
 class LockedPostgresLog:
     """The log under its write lock (see PostgresLog.locked)."""
 
-    def __init__(self, log: PostgresLog, connection: psycopg.Connection[Any]) -> None:
+    def __init__(self, log: PostgresLog, connection: psycopg.Connection[Any], tail: Tail) -> None:
         self._log = log
         self._tables = log._tables
         self._connection = connection
+        self._tail = tail
+        self._writes: list[tuple[str, tuple[Any, ...]]] = []
+        """Index and key rows of the appends so far, sent before a read or with the COMMIT."""
         self.appended = 0
         """Events appended under this lock (committed when it is released)."""
 
@@ -309,12 +372,16 @@ class LockedPostgresLog:
         return reads.repeated(self._query, self._tables, idempotency_key)
 
     def last_position(self) -> int:
-        """The highest position written so far, read inside the lock (0 for an empty log)."""
-        return _last_position(self._query, self._tables)
+        """The highest position written so far, inside the lock (0 for an empty log): read
+        when the lock was taken, counted on by the appends since."""
+        return self._tail.last
 
     def changed_since(self, position: int) -> tuple[list[UUID], list[str]]:
-        """The streams appended to after `position`, and the tags appended, inside the lock."""
-        return reads.changed_since(self._query, self._tables, position)
+        """The streams appended to after `position`, and the tags appended, inside the lock
+        (rows held from before are committed ones: a section that appended reads them all)."""
+        if self.appended or self._writes:
+            return reads.changed_since(self._query, self._tables, position)
+        return self._log._changes.since(self._query, position)
 
     def read_after(self, position: int) -> Iterator[RecordedEvent]:
         """The events appended after `position`, in order, read inside the lock."""
@@ -331,6 +398,7 @@ class LockedPostgresLog:
         if not wanted:
             return {}
         tables = self._tables
+        self._flush()
         stored = reads.chains(self._query, tables, wanted)
         rows = self._query(
             f"SELECT position, state FROM {tables.events} WHERE position = ANY(%s)", (wanted,)
@@ -382,6 +450,8 @@ class LockedPostgresLog:
             first = self.repeated(key)
             if first is not None:
                 return first
+        if prepared is None:
+            prepared = self._log._encoded_ahead(events)
         try:
             appended = append_in(
                 self._connection,
@@ -389,6 +459,7 @@ class LockedPostgresLog:
                 events,
                 key,
                 receipt,
+                tail=self._tail,
                 clock=self._log._clock,
                 prepared=prepared,
             )
@@ -396,12 +467,25 @@ class LockedPostgresLog:
             raise ConcurrencyError(_CONFLICT) from e
         except psycopg.Error as e:
             raise self._log._failed(e, "append") from e
-        self.appended += len(appended.positions)
-        return appended
+        self._tail = appended.tail
+        self._writes += appended.writes
+        self.appended += len(appended.result.positions)
+        return appended.result
+
+    def _flush(self) -> None:
+        """Send the index and key rows held so far, so what follows reads them."""
+        writes, self._writes = self._writes, []
+        try:
+            for sql, params in writes:
+                self._connection.execute(sql, params)
+        except psycopg.Error as e:
+            raise self._log._failed(e, "append") from e
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        if self._writes:
+            self._flush()
         try:
-            return self._connection.execute(sql, params).fetchall()
+            return self._connection.execute(sql, params, binary=True).fetchall()
         except psycopg.Error as e:
             raise self._log._failed(e, "read the log") from e
 

@@ -8,6 +8,8 @@ log stores (`events.log`), in PostgreSQL types: stream ids as `uuid`, payloads a
 
 from __future__ import annotations
 
+import threading
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 from uuid import UUID
@@ -28,6 +30,7 @@ from apexmem.events.timeutil import from_micros
 
 __all__ = [
     "LAYOUT",
+    "Changes",
     "Tables",
     "chain_links",
     "chains",
@@ -109,14 +112,22 @@ def read_streams(
     found: dict[UUID, list[RecordedEvent]] = {}
     unique = list(dict.fromkeys(stream_ids))
     for i in range(0, len(unique), _CHUNK):
-        rows = query(
-            f"SELECT {_COLUMNS} FROM {tables.events} WHERE stream = ANY(%s) AND version > %s "
-            "ORDER BY stream, version",
-            (unique[i : i + _CHUNK], after_version),
-        )
+        rows = query(_streams_sql(tables), (unique[i : i + _CHUNK], after_version))
         for row in rows:
             found.setdefault(row[1], []).append(recorded(row[0], row[1], row[2], row[3], row[4]))
     return found
+
+
+def _streams_sql(tables: Tables) -> str:
+    """Each stream's events by its (stream, version) index, one stream after another (the
+    subquery is kept apart by OFFSET 0): `stream = ANY(...)` was planned as a scan of the
+    whole table while the log had no statistics yet (a log written faster than autovacuum
+    analyzes it), 50-70 ms for 500 streams of 30,000 events instead of 4."""
+    return (
+        f"SELECT e.{_COLUMNS.replace(', ', ', e.')} FROM unnest(%s::uuid[]) WITH ORDINALITY "
+        f"AS s(id, n) CROSS JOIN LATERAL (SELECT {_COLUMNS} FROM {tables.events} "
+        "WHERE stream = s.id AND version > %s OFFSET 0) AS e ORDER BY s.n, e.version"
+    )
 
 
 def find(query: Query, tables: Tables, key: str) -> RecordedEvent | None:
@@ -154,10 +165,85 @@ def repeated(query: Query, tables: Tables, key: str) -> AppendResult | None:
 
 def changed_since(query: Query, tables: Tables, position: int) -> tuple[list[UUID], list[str]]:
     """The streams appended to after `position`, and the tags appended (payloads unread)."""
-    rows = query(
-        f"SELECT DISTINCT stream, tag FROM {tables.events} WHERE position > %s", (position,)
+    [(_, streams, tags)] = query(_changes_sql(tables), (position,))
+    return list(dict.fromkeys(streams or ())), sorted(set(tags or ()))
+
+
+def _changes_sql(tables: Tables) -> str:
+    # One row of three arrays, element by element the same rows: a writer of many asks for
+    # thousands of events, and three arrays (read in binary, as every read of the log is)
+    # took half the time of a row per event on both sides. In the order the server found
+    # them (position order but for records an erasure rewrote): sorted by the reader.
+    return (
+        "SELECT array_agg(position), array_agg(stream), array_agg(tag) "
+        f"FROM {tables.events} WHERE position > %s"
     )
-    return list({r[0]: None for r in rows}), sorted({r[1] for r in rows})
+
+
+class Changes:
+    """`changed_since` answered from the rows it read before, reading only those appended
+    since: a writer among many asks before deciding a batch and again under the write lock
+    (is what it read still so?), and each row appended by the others is then read once,
+    most of them before the lock (`refresh`) instead of under it.
+
+    Holds committed rows only: a locked section that appended asks the log itself. Rows
+    before the last position asked are dropped; an earlier position reads them again.
+    """
+
+    _LIMIT: Final = 100_000
+    """Rows held at most (a position far back is answered, then not kept)."""
+
+    def __init__(self, tables: Tables) -> None:
+        self._sql = _changes_sql(tables)
+        self._lock = threading.Lock()
+        self._after: int | None = None  # rows held: those after this position...
+        self._upto = 0  # ...up to this one, the last read
+        self._positions: list[int] = []
+        self._streams: list[UUID] = []
+        self._tags: list[str] = []
+        self.asked = False
+        """Whether changed_since was asked since the last `refresh`, and read rows."""
+
+    def since(self, query: Query, position: int) -> tuple[list[UUID], list[str]]:
+        """The streams appended to after `position`, and the tags appended."""
+        with self._lock:
+            if self._after is None or not self._after <= position <= self._upto:
+                # Nothing held from there (those held end before it: none of them is asked)
+                self._after, self._upto = position, position
+                self._positions, self._streams, self._tags = [], [], []
+            # Another writer appends meanwhile: read what it appended before the next lock.
+            self.asked = self._read(query) > 0
+            i = bisect_right(self._positions, position)
+            del self._positions[:i], self._streams[:i], self._tags[:i]
+            self._after = position
+            found = list(dict.fromkeys(self._streams)), sorted(set(self._tags))
+            if len(self._positions) > self._LIMIT:
+                self._after = None
+                self._positions, self._streams, self._tags = [], [], []
+            return found
+
+    def refresh(self, query: Query) -> None:
+        """Read the rows appended since the last read, if changed_since was asked since the
+        last refresh and found some (outside the write lock: what is left for under it is
+        then little)."""
+        with self._lock:
+            if self.asked and self._after is not None:
+                self.asked = False
+                self._read(query)
+
+    def _read(self, query: Query) -> int:
+        """Read the rows after the last one read; how many there were."""
+        [(positions, streams, tags)] = query(self._sql, (self._upto,))
+        if positions and sorted(positions) != positions:
+            order = sorted(range(len(positions)), key=positions.__getitem__)
+            positions = [positions[i] for i in order]
+            streams, tags = [streams[i] for i in order], [tags[i] for i in order]
+        if positions:
+            self._positions += positions
+            self._streams += streams
+            self._tags += tags
+            self._upto = positions[-1]
+        return len(positions or ())
 
 
 def chains(query: Query, tables: Tables, positions: Sequence[int]) -> dict[int, bytes]:

@@ -187,6 +187,8 @@ class Pipeline:
                 with self.lock:
                     ahead = attempt if tried == 0 and isinstance(attempt, DecidedAhead) else None
                     early = None if ahead is None else ahead.decide(self._log)
+                    if early is not None:
+                        self._encode_ahead(early)
                     with self._log.locked() as locked:
                         if ahead is None or early is None:
                             wanted = attempt.decide(locked)
@@ -203,6 +205,13 @@ class Pipeline:
                 continue
             return attempt.finish(appended)
         raise AssertionError("unreachable")
+
+    def _encode_ahead(self, wanted: Append) -> None:
+        """Let a log that can check and encode an append before its write lock (PostgreSQL's:
+        `encode_ahead`) do so for the events `_append` will hand it, the same objects."""
+        encode = getattr(self._log, "encode_ahead", None)
+        if encode is not None and (wanted.events or self._usage):
+            encode([*wanted.events, *self._usage])
 
     def _append(self, locked: LockedLog, wanted: Append) -> tuple[AppendResult | None, int]:
         """One append of the attempt's events and the usage held, and how many usage events

@@ -190,9 +190,11 @@ class PostgresLog:
                 else:
                     connection.execute("COMMIT")
             except psycopg.Error as e:
-                if connection.broken:
-                    # The commit may have landed before the connection went: an append
-                    # retried with its idempotency key lands once either way.
+                if connection.broken or isinstance(e, psycopg.OperationalError):
+                    # The commit may have landed before the connection went (a pipeline can
+                    # fail on a lost server before the connection knows it is broken): an
+                    # append retried with its idempotency key lands once either way.
+                    _rollback(connection)
                     raise self._failed(e, "commit an append (it may or may not have landed)") from e
                 if connection.info.transaction_status != TransactionStatus.IDLE:
                     _rollback(connection)
@@ -491,9 +493,14 @@ class LockedPostgresLog:
 
 
 def _rollback(connection: psycopg.Connection[Any]) -> None:
-    """End the locked section's transaction, if the connection still can."""
-    if not connection.broken:
+    """End the locked section's transaction, if the connection still can; one that cannot
+    (lost, or left in a broken pipeline) is closed, so the pool never hands it out again."""
+    if connection.broken:
+        return
+    try:
         connection.execute("ROLLBACK")
+    except psycopg.Error:
+        connection.close()
 
 
 def _last_position(query: Query, tables: Tables) -> int:

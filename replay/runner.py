@@ -103,7 +103,7 @@ class Runner:
     ) -> None:
         self._log = log
         self._store = store
-        sources_metadata.create_all(store.engine)  # beside the tracking rows (stores of before)
+        _lay_out_sources(store)  # beside the tracking rows (stores of before)
         self.projection: Projection = projection if projection is not None else GraphProjection()
         self._batch_size = batch_size
         self._seen = 0
@@ -343,3 +343,14 @@ def _apply_together(runners: Sequence[Runner], until: int) -> bool:
         runner._seen = until
     analyze_if_grown(store.engine, len(events))  # inline writes' events add up
     return True
+
+
+def _lay_out_sources(store: ReadModels) -> None:
+    """Create the chain-hash table where absent; on PostgreSQL under the schema's write lock,
+    as `replay.projections` lays out the vectors' tables: two processes opening a new memory
+    at once otherwise race on the catalogue (`relation "tracked_chains" already exists`)."""
+    if store.engine.dialect.name != "postgresql":
+        sources_metadata.create_all(store.engine)
+        return
+    with store.write() as connection:
+        sources_metadata.create_all(connection)

@@ -8,8 +8,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Final
+from typing import Final, TextIO
 
 import pytest
 from pg_schemas import postgres_schema
@@ -40,24 +41,12 @@ def test_a_server_restart_loses_no_acknowledged_write_and_retries_land_once(
         cache.mkdir(parents=True)
         (cache / "apexmem.toml").write_text(SETTINGS, encoding="utf-8")
         env = {**os.environ, "APEXMEM_CACHE": str(tmp_path / "cache")}
-        writers = [
-            subprocess.Popen(
-                [sys.executable, str(WRITER), url, name, str(COUNT)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env=env,
-            )
-            for name in ("a", "b")
-        ]
-        for writer in writers:
-            assert writer.stdout is not None
-            assert writer.stdout.readline().strip() == "ready"
-        time.sleep(1.0)  # some writes acknowledged before the restart
-        _restart_server()
-        outputs = [w.communicate(timeout=300) for w in writers]
-        assert [w.returncode for w in writers] == [0, 0], [e[-2000:] for _, e in outputs]
-        acknowledged = dict(line.split() for out, _ in outputs for line in out.splitlines())
+        with ExitStack() as files:
+            error_files = [files.enter_context((tmp_path / f"{n}.err").open("w")) for n in "ab"]
+            outputs, codes = _run_writers(url, env, error_files)
+        errors = [(tmp_path / f"{n}.err").read_text()[-2000:] for n in "ab"]
+        assert codes == [0, 0], errors
+        acknowledged = dict(line.split() for out in outputs for line in out.splitlines())
         with Memory.open(locate(url, cache=tmp_path / "cache"), create=False) as memory:
             asserted = [e.data for e in memory.events(tags=["fact-asserted.v1"])]
             reinforced = list(memory.events(tags=["fact-reinforced.v1"]))
@@ -71,3 +60,33 @@ def test_a_server_restart_loses_no_acknowledged_write_and_retries_land_once(
     assert set(sentences.values()) == {1}  # every write landed once, retries included
     assert reinforced == []  # a retry was recognized, never applied again
     assert report.ok
+
+
+def _run_writers(
+    url: str, env: dict[str, str], error_files: list[TextIO]
+) -> tuple[list[str], list[int]]:
+    """Two retrying writers, the server restarted under them: what each printed, and how
+    each ended."""
+    writers = [
+        subprocess.Popen(
+            [sys.executable, str(WRITER), url, name, str(COUNT)],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            env=env,
+        )
+        for name, errors in zip("ab", error_files, strict=True)
+    ]
+    for writer in writers:
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "ready"
+    time.sleep(1.0)  # some writes acknowledged before the restart
+    _restart_server()
+    # Read through the file objects: readline() above may have buffered acknowledgements
+    # already, which communicate() (reading the raw pipes) would skip.
+    outputs = []
+    for writer in writers:
+        assert writer.stdout is not None
+        with writer.stdout:
+            outputs.append(writer.stdout.read())
+    return outputs, [w.wait(timeout=300) for w in writers]

@@ -31,9 +31,13 @@ class StateCache:
         self._states: OrderedDict[int, object] = OrderedDict()
         self._names: dict[tuple[str, str], Resolution] = {}
         self.complete_at: int | None = None
-        """A log position up to which every stream of the log is cached, if known.
+        """A log position at which every stream of the log is cached or `unknown`, if known.
 
-        The writer sets it; evicting or forgetting a state clears it."""
+        The writer sets it (`complete`); evicting a state, or taking another cache's, clears it."""
+        self.unknown: set[int] = set()
+        """While `complete_at` is set, the streams (`UUID.int`) of the log whose states were
+        forgotten (another process appended to them, or began them; a conflict): these are
+        read, and any other stream the cache lacks is new."""
         self.synced_at = 0
         """The log position every cached state and name is true at: the writer forgets
         what other processes changed after it before it decides (see `Writer`)."""
@@ -73,30 +77,47 @@ class StateCache:
 
     def put_all(self, states: Iterable[tuple[int, object]]) -> None:
         """Remember many states at once, keyed by `UUID.int`, evicting the oldest past the size."""
-        cached = self._states
+        cached, unknown = self._states, self.unknown
         for key, state in states:
             cached.pop(key, None)
             cached[key] = state
+            if unknown:
+                unknown.discard(key)
         evict = cached.popitem
         for _ in range(len(cached) - self._size):
             evict(last=False)
-            self.complete_at = None
+            self.complete(None)
 
     def forget(self, streams: Iterable[UUID], *, names: bool = True) -> None:
         """Drop states that may be stale (another writer changed their streams), and every
-        name unless `names` is False (only a merge changes what a known name resolves to)."""
+        name unless `names` is False (only a merge changes what a known name resolves to).
+
+        While the cache is complete, the streams become `unknown`: read when next needed."""
+        cached, unknown = self._states, self.unknown
+        complete = self.complete_at is not None
         for stream in streams:
-            self._states.pop(stream.int, None)
+            key = stream.int
+            cached.pop(key, None)
+            if complete:
+                unknown.add(key)
         if names:
             self._names.clear()
-        self.complete_at = None
+        if len(unknown) > self._size:
+            self.complete(None)
+
+    def complete(self, at: int | None) -> None:
+        """Say every stream of the log at position `at` is cached or `unknown` (None: not
+        known, and `unknown` is emptied)."""
+        self.complete_at = at
+        if at is None:
+            self.unknown.clear()
 
     def update(self, other: StateCache) -> None:
         """Take every state and name of another cache (newer than ours)."""
         self.put_all(other._states.items())
         self._names.clear()
         self._names.update(other._names)
-        self.complete_at = None
+        self.complete(None)
 
     def empty(self) -> bool:
         """Whether no state and no name is cached."""

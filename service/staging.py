@@ -122,7 +122,10 @@ class Staging:
             # Should another writer have begun one of these streams after all, its
             # (stream, version) is taken and the append conflicts, as with a stale state.
             initial = _FOLDS[kind][0]
-            return [(stream.int, initial) for stream in streams]
+            unknown = self.cache.unknown
+            read = [stream for stream in streams if stream.int in unknown] if unknown else []
+            found = dict(_read_states(self._log, kind, read)) if read else {}
+            return [(stream.int, found.get(stream.int, initial)) for stream in streams]
         return _read_states(self._log, kind, streams)
 
     def emit(self, kind: Kind, stream: UUID, events: Iterable[Event], meta: Meta) -> int:

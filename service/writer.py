@@ -217,10 +217,12 @@ class Batch:
         # the cache is then true at the decision's head only, and not every stream is in it.
         behind = written > 0 and appended is not None and appended.positions[0] != self._head + 1
         synced = self._head if behind else self._head + written
-        # Every stream of the log is cached while only this writer appends from a log it saw
-        # empty: a stream missing from the cache is then new and need not be read.
+        # Every stream of the log is cached, or known to need a read, from a log this writer
+        # saw empty on: a stream missing from the cache and not `unknown` is new and need not
+        # be read. Others' appends after `synced` (behind: between the decision and this
+        # append) are read by the next `_sync`, which marks their streams unknown.
         # Set before the commit below, which clears it should it evict a state.
-        cache.complete_at = synced if self._complete and not behind else None
+        cache.complete(synced if self._complete else None)
         staging.commit()  # only now: the batch's states are the log's once it committed
         if cache is not writer._cache:
             writer._cache.update(cache)
@@ -282,14 +284,18 @@ def _sync(cache: StateCache, log: LogReads, head: int) -> None:
     """
     if cache.synced_at == head:
         return
-    if cache.empty():  # nothing to be stale (a writer's first batch on a log others wrote)
+    complete = cache.complete_at is not None and cache.complete_at == cache.synced_at
+    if cache.empty() and not complete:  # nothing to be stale (a first batch on a log others wrote)
         cache.synced_at = head
         return
     streams, tags = log.changed_since(cache.synced_at)
     if ERASED_TAG in tags:  # records were blanked in place: any cached state may hold them
         streams = [*streams, *(UUID(int=key) for key in cache.streams())]
+        complete = False
+    # Complete before, complete now: every stream others began or changed is `unknown`.
     cache.forget(streams, names="entity-merged.v1" in tags or ERASED_TAG in tags)
     cache.synced_at = head
+    cache.complete(head if complete else None)
 
 
 def _prefetch(context: Context, commands: Sequence[Command]) -> None:

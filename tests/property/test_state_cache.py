@@ -4,11 +4,12 @@ A full cache must drop exactly what is past its size (the least recently written
 and whatever it drops or keeps, the states it hands the write path are the ones a fresh
 fold of the log gives: a writer with a tiny cache writes the same log as one with a big one.
 
-While only one writer appends to a log it saw empty, its cache holds every stream of the
-log, so a stream missing from it has no events and the writer skips reading it. The log it
-writes must be the one a writer that reads every stream writes; another writer's append,
-an eviction or a conflict ends the shortcut; and should a stream be taken after all, the
-append conflicts and is decided again from the log.
+A writer that saw its log empty knows every stream of the log: those it cached, and those
+other writers began or changed since (`unknown`, read from the log when needed), so a stream
+in neither has no events and the writer skips reading it. The log it writes must be the one
+a writer that reads every stream writes, however writers take turns; an eviction, an
+erasure or a retry from fresh states ends the shortcut; and should a stream be taken after
+all, the append conflicts and is decided again from the log.
 """
 
 from __future__ import annotations
@@ -265,20 +266,96 @@ def two_logs(path: Path) -> Iterator[tuple[EventLog, EventLog]]:
         other_log.close()
 
 
-def test_another_writers_append_ends_the_shortcut_without_a_conflict(tmp_path: Path) -> None:
+class CountingLog(EventLog):
+    """A log that counts the streams its reads of many streams asked for."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, clock=ticking_clock())
+        self.asked: set[int] = set()
+
+    def read_streams(self, stream_ids: Any, *, after_version: int = 0) -> Any:
+        self.asked.update(stream.int for stream in stream_ids)
+        return super().read_streams(stream_ids, after_version=after_version)
+
+
+def test_another_writers_append_keeps_the_shortcut_and_its_streams_are_read(
+    tmp_path: Path,
+) -> None:
     cache = StateCache()
-    with two_logs(tmp_path / "events.db") as (first_log, other_log):
+    path = tmp_path / "events.db"
+    first_log, other_log = CountingLog(path), EventLog(path)
+    try:
         first = _writer(first_log, NO_RETRY, cache=cache)
         other = _writer(other_log, Settings())
         first.execute([assertion("Alice", "lives_in", "Paris")])
         complete_after_own_write = cache.complete_at
-        head_after_own_write = first_log.last_position()
         other.execute([assertion("Bob", "lives_in", "Lyon")])
-        [again] = first.execute([assertion("Bob", "lives_in", "Lyon")])  # raises on a conflict
+        seen = (complete_after_own_write or 0) + 1
+        others = {e.stream_id.int for e in other_log.read(start=seen)}
+        first_log.asked.clear()
+        # Bob's streams are the other writer's (read), Carol's are new (not read).
+        [again, new] = first.execute(
+            [assertion("Bob", "lives_in", "Lyon"), assertion("Carol", "knows", "Alice")]
+        )  # raises on a conflict
+        begun = {e.stream_id.int for e in first_log.read(start=seen) if e.version == 1} - others
+        head = first_log.last_position()
+    finally:
+        first_log.close()
+        other_log.close()
 
-    assert complete_after_own_write == head_after_own_write > 0
-    assert cache.complete_at is None
+    assert complete_after_own_write is not None and complete_after_own_write > 0
+    assert cache.complete_at == head
+    assert cache.unknown.isdisjoint(others)  # read, and cached with the batch
+    assert others & first_log.asked
+    assert begun and begun.isdisjoint(first_log.asked)
     assert getattr(again, "outcome", None) == "reinforced"
+    assert getattr(new, "outcome", None) == "created"
+
+
+def two_writers_write(
+    path: Path, turns: list[tuple[int, list[Command]]], *, seeded: bool
+) -> list[tuple[Any, ...]]:
+    """Two writers on two instances of one log take `turns` (writer, batch); the log's events
+    as comparable rows. Unseeded, each first looks at the empty log (and skips reading new
+    streams from then on); `seeded`, neither ever saw it empty, so both read every stream."""
+    if seeded:
+        seed = EventLog(path, clock=lambda: datetime(2023, 1, 1, tzinfo=UTC))
+        seed.append([NewEvent(stream_id=SEED_STREAM, version=1, data=FactsRetrieved(fact_ids=[]))])
+        seed.close()
+    caches = [StateCache(), StateCache()]
+    with two_logs(path) as logs:
+        writers = [_writer(log, Settings(), cache=c) for log, c in zip(logs, caches, strict=True)]
+        for writer in writers:
+            writer.execute([])
+        for number, batch in turns:
+            writers[number].execute(batch)
+        for writer in writers:  # each forgets what the other changed since its last batch
+            writer.execute([])
+        for log, cache in zip(logs, caches, strict=True):
+            assert (cache.complete_at is None) == seeded
+            folded = log.read_streams([UUID(int=key) for key in cache.streams()])
+            for key in cache.streams():
+                cached = cache.get(UUID(int=key))
+                initial, evolve = FOLDS[type(cached)]
+                found = folded.get(UUID(int=key), [])
+                assert cached == fold(evolve, initial, (e.data for e in found))
+        return [
+            (e.stream_id, e.version, e.tag, e.data)
+            for e in logs[0].read()
+            if e.stream_id != SEED_STREAM
+        ]
+
+
+@settings(max_examples=25, deadline=None)
+@given(turns=st.lists(st.tuples(st.sampled_from([0, 1]), BATCHES.map(lambda b: b[0])), max_size=8))
+def test_two_writers_that_skip_reading_new_streams_write_the_log_two_that_read_write(
+    turns: list[tuple[int, list[Command]]],
+) -> None:
+    with tempfile.TemporaryDirectory() as work:
+        skipping = two_writers_write(Path(work) / "skipping.db", turns, seeded=False)
+        reading = two_writers_write(Path(work) / "reading.db", turns, seeded=True)
+
+    assert skipping == reading
 
 
 def test_a_stream_taken_after_all_conflicts_and_is_decided_again_from_the_log(
@@ -303,20 +380,34 @@ def test_a_stream_taken_after_all_conflicts_and_is_decided_again_from_the_log(
     assert [e.tag for e in slot] == ["fact-asserted.v1", "fact-reinforced.v1"]
 
 
-def test_evicting_forgetting_or_merging_states_clears_what_the_cache_knows_of_the_log() -> None:
+def test_evicting_or_merging_states_clears_what_the_cache_knows_of_the_log() -> None:
     evicting = StateCache(size=2)
-    evicting.complete_at = 5
+    evicting.complete(5)
     evicting.put_all([(1, SlotState()), (2, SlotState())])
     kept = evicting.complete_at
     evicting.put_all([(3, SlotState())])
-    forgetting = StateCache()
-    forgetting.complete_at = 5
-    forgetting.forget([UUID(int=1)])
     merging = StateCache()
-    merging.complete_at = 5
+    merging.complete(5)
+    merging.forget([UUID(int=7)])
     merging.update(StateCache())
 
     assert kept == 5
     assert evicting.complete_at is None
-    assert forgetting.complete_at is None
     assert merging.complete_at is None
+    assert merging.unknown == set()
+
+
+def test_a_forgotten_state_is_unknown_until_it_is_cached_again() -> None:
+    cache = StateCache()
+    cache.put_all([(1, SlotState()), (2, SlotState())])
+    cache.forget([UUID(int=1)])  # not complete: nothing to know
+    was_unknown = set(cache.unknown)
+    cache.complete(5)
+    cache.forget([UUID(int=2), UUID(int=3)], names=False)
+    forgotten = set(cache.unknown)
+    cache.put_all([(3, SlotState())])
+
+    assert was_unknown == set()
+    assert cache.complete_at == 5
+    assert forgotten == {2, 3}
+    assert cache.unknown == {2}

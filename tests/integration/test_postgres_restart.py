@@ -8,9 +8,10 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Final, TextIO
+from typing import IO, Final
 
 import pytest
 from pg_schemas import postgres_schema
@@ -63,7 +64,7 @@ def test_a_server_restart_loses_no_acknowledged_write_and_retries_land_once(
 
 
 def _run_writers(
-    url: str, env: dict[str, str], error_files: list[TextIO]
+    url: str, env: dict[str, str], error_files: Sequence[IO[str]]
 ) -> tuple[list[str], list[int]]:
     """Two retrying writers, the server restarted under them: what each printed, and how
     each ended."""

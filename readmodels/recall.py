@@ -389,13 +389,8 @@ def visible_messages(
     return found
 
 
-def _structure(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
-    """Edges of each of `ids` by edge type, counted at each end, in one statement."""
-    return union_all(*_end_counts(valid, known, typed, fading))
-
-
 def _end_counts(valid: bool, known: bool, typed: bool, fading: bool) -> list[Select[Any]]:
-    """`_structure`'s selects: one per end."""
+    """Edges of each of `ids` by edge type, counted at each end: one select per end."""
     counts: list[Select[Any]] = []
     for end in ("subject_id", "object_id"):
         column = as_stored(facts.c[end])
@@ -411,9 +406,6 @@ def _end_counts(valid: bool, known: bool, typed: bool, fading: bool) -> list[Sel
     return counts
 
 
-_STRUCTURE: Final = Prepared(_structure, keyed=True)
-
-
 def edge_structure(
     connection: Connection,
     ids: Sequence[UUID],
@@ -424,22 +416,11 @@ def edge_structure(
 
     Counted in SQL, per end and edge type (an edge from an entity to itself cannot exist).
     """
-    wanted = {e.hex: e for e in ids}
-    degree: dict[str, int] = dict.fromkeys(wanted, 0)
-    kinds: dict[str, set[str]] = {e: set() for e in wanted}
-    params = lens.params()
-    shape = lens.shape()
-    listed = list(wanted)
-    for i in range(0, len(listed), _CHUNK):
-        params["ids"] = listed[i : i + _CHUNK]
-        for entity, edge_type, count in _STRUCTURE.rows(connection, params, *shape):
-            degree[entity] += count
-            kinds[entity].add(edge_type)
-    return {wanted[e]: (degree[e], len(kinds[e])) for e in wanted}
+    return seed_structure(connection, ids, lens=lens)[0]
 
 
 def _seed_structure(valid: bool, known: bool, typed: bool, fading: bool) -> ClauseElement:
-    """`_structure`'s rows, then each of `ids`' live community as (entity, community, -1)."""
+    """`_end_counts`' rows, then each of `ids`' live community as (entity, community, -1)."""
     live = select(
         as_stored(community_members.c.entity_id),
         as_stored(community_members.c.community_id),

@@ -11,34 +11,22 @@ from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import Final
 
-from sqlalchemy import ClauseElement, Connection, bindparam, func, select
+from sqlalchemy import ClauseElement, Connection, bindparam, select
 
 from apexmem.domain.names import normalize
 from apexmem.readmodels.prepared import Prepared, as_stored
 from apexmem.readmodels.tables import aliases, messages
 
-__all__ = ["entities_named", "neighbours", "speakers_named"]
+__all__ = ["entities_named", "neighbours", "speaker_names"]
 
 _CHUNK: Final = 400
 
-_SPEAKERS: Final = Prepared(
-    lambda: (
-        select(func.lower(messages.c.speaker))
-        .where(func.lower(messages.c.speaker).in_(bindparam("names", expanding=True)))
-        .distinct()
-    )
-)
 
-
-def speakers_named(connection: Connection, words: Sequence[str]) -> set[str]:
-    """The speakers (lowercased) whose whole name is one of `words` or two of them in a row.
-
-    Case-insensitive over ASCII (SQLite's `lower`, which the `messages_speaker` index holds).
-    """
-    names = list(dict.fromkeys([*words, *(f"{a} {b}" for a, b in pairwise(words))]))
-    if not names:
-        return set()
-    return {row[0] for row in _SPEAKERS.rows(connection, {"names": names})}
+def speaker_names(words: Sequence[str]) -> list[str]:
+    """The names a question's `words` may call a speaker by: each word, and each two in a row
+    (matched against the speakers lowercased: case-insensitive over ASCII, SQLite's `lower`,
+    which the `messages_speaker` index holds; `readmodels.recall.speakers_and_rates` asks)."""
+    return list(dict.fromkeys([*words, *(f"{a} {b}" for a, b in pairwise(words))]))
 
 
 _OWNERS: Final = Prepared(

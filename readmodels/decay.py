@@ -34,7 +34,15 @@ from apexmem.events.base import EDGE_TYPES
 from apexmem.readmodels.prepared import Prepared, stored_time
 from apexmem.readmodels.tables import decay_rates, facts, stored_micros
 
-__all__ = ["ConfidenceNow", "Fading", "fading_at", "fresh", "prepared_fresh", "rates_at"]
+__all__ = [
+    "ConfidenceNow",
+    "Fading",
+    "fading_at",
+    "fading_of",
+    "fresh",
+    "prepared_fresh",
+    "rates_at",
+]
 
 _MICROS_PER_DAY: Final = 86_400 * 1_000_000
 
@@ -97,8 +105,12 @@ def fading_at(
 ) -> Fading:
     """The `Fading` of a query as known at `known_at`: measured there (at `now` when None),
     with the rates in force then."""
-    at = now if known_at is None else known_at
-    return Fading(at=at, rates=rates_at(connection, default=default, known_at=known_at))
+    return fading_of(rates_at(connection, default=default, known_at=known_at), now, known_at)
+
+
+def fading_of(rates: dict[str, float], now: datetime, known_at: datetime | None) -> Fading:
+    """The `Fading` of a query as known at `known_at` (at `now` when None) with `rates` read."""
+    return Fading(at=now if known_at is None else known_at, rates=rates)
 
 
 def fresh(now: datetime, rates: Mapping[str, float]) -> ColumnElement[bool]:

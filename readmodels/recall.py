@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from itertools import pairwise
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
@@ -41,6 +40,7 @@ from sqlalchemy import (
 
 from apexmem.domain.decay import rates_in_force
 from apexmem.readmodels.communities import communities_of as community_members_of
+from apexmem.readmodels.conversation import speaker_names
 from apexmem.readmodels.facts import prepared_believed
 from apexmem.readmodels.fulltext import (
     Counted,
@@ -121,7 +121,7 @@ class MessageKey(NamedTuple):
     conversation: str
     ref: str | None
     speaker: str
-    """Lowercased as `conversation.speakers_named` gives names."""
+    """Lowercased, as `speakers_and_rates` gives names."""
 
 
 def fact_key_columns() -> list[Any]:
@@ -498,9 +498,10 @@ def speakers_and_rates(
     known_at: datetime | None,
     default: float,
 ) -> tuple[set[str], dict[str, float]]:
-    """`conversation.speakers_named(words)` (no speakers when `words` is None) and
-    `decay.rates_at(known_at)`, in one statement: both are asked before anything else."""
-    names = [] if words is None else speakers_named_among(words)
+    """The speakers (lowercased) among `conversation.speaker_names(words)` (none when `words`
+    is None) and `decay.rates_at(known_at)`, in one statement: both are asked before anything
+    else."""
+    names = [] if words is None else speaker_names(words)
     params: dict[str, Any] = {"known_at": stored_micros(known_at), "names": names}
     shape = (bool(names), known_at is not None)
     speakers: set[str] = set()
@@ -511,11 +512,6 @@ def speakers_and_rates(
         else:
             rates.append((name, rate))
     return speakers, rates_in_force(dict(rates), default)
-
-
-def speakers_named_among(words: Sequence[str]) -> list[str]:
-    """The names `conversation.speakers_named` looks for: each word, and each two in a row."""
-    return list(dict.fromkeys([*words, *(f"{a} {b}" for a, b in pairwise(words))]))
 
 
 def communities_of(connection: Connection, ids: Sequence[UUID]) -> dict[UUID, UUID]:

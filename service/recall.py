@@ -56,7 +56,7 @@ from apexmem.events.timeutil import from_micros
 from apexmem.projections.vectors import Kind
 from apexmem.readmodels import ReadModels, names_of
 from apexmem.readmodels.conversation import entities_named, neighbours
-from apexmem.readmodels.decay import ConfidenceNow, Fading
+from apexmem.readmodels.decay import ConfidenceNow, Fading, fading_of
 from apexmem.readmodels.hit_rows import (
     ACTOR,
     CONFIDENCE,
@@ -152,9 +152,7 @@ class Recaller:
             )
             # The first embedding in a process loads the model.
             vector = self._embed(without_names(query.text, named) or query.text)
-            now = self._clock()
-            known_at = query.moment.known_at
-            decay = Fading(at=now if known_at is None else known_at, rates=rates)
+            decay = fading_of(rates, self._clock(), query.moment.known_at)
             run = _Run(
                 query,
                 terms=terms,

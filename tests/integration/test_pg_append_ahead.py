@@ -5,10 +5,11 @@ and key rows sent with the COMMIT, and `changed_since` answered from rows read b
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from uuid import UUID, uuid4
 
 import pytest
+from clocks import START, Clock
 from storage_backends import POSTGRES_URL, drop_schema, fresh_schema
 
 from apexmem.events import FactsRetrieved, NewEvent
@@ -17,15 +18,7 @@ from apexmem.events.postgres_log import PostgresLog
 from apexmem.events.timeutil import to_micros
 from apexmem.replay.verify import verify
 
-T0 = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
+T0 = START
 
 
 @pytest.fixture

@@ -83,6 +83,10 @@ class EventLog:
         """How this file stores stream ids and lookup keys."""
         self._checkpointer = Checkpointer(str(self.path), synchronous=synchronous)
 
+    def encode_ahead(self, events: Sequence[NewEvent]) -> None:
+        """Nothing: one process writes a SQLite file, so encoding under its lock waits on no
+        other writer."""
+
     def close(self) -> None:
         """Close every connection; the log file stays."""
         self._checkpointer.close()

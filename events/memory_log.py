@@ -70,6 +70,9 @@ class InMemoryLog:
         self._committed = 0  # positions readers outside the lock see
         self._committed_appends = 0
 
+    def encode_ahead(self, events: Sequence[NewEvent]) -> None:
+        """Nothing: appends in memory encode under the lock."""
+
     def close(self) -> None:
         """Nothing to release: the records stay until the object goes."""
 

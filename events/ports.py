@@ -143,6 +143,11 @@ class Log(LogAccess, Protocol):
         the chained records (a key names the positions of the append made with it)."""
         ...
 
+    def encode_ahead(self, events: Sequence[NewEvent]) -> None:
+        """Check and encode `events` before the write lock, for the next append of these very
+        objects by this thread; a log that gains nothing by it does nothing."""
+        ...
+
     def close(self) -> None:
         """Release what the log holds open; its records stay."""
         ...

@@ -207,11 +207,10 @@ class Pipeline:
         raise AssertionError("unreachable")
 
     def _encode_ahead(self, wanted: Append) -> None:
-        """Let a log that can check and encode an append before its write lock (PostgreSQL's:
-        `encode_ahead`) do so for the events `_append` will hand it, the same objects."""
-        encode = getattr(self._log, "encode_ahead", None)
-        if encode is not None and (wanted.events or self._usage):
-            encode([*wanted.events, *self._usage])
+        """Let the log check and encode, before its write lock, the events `_append` will hand
+        it (the same objects); only PostgreSQL's log does anything with them."""
+        if wanted.events or self._usage:
+            self._log.encode_ahead([*wanted.events, *self._usage])
 
     def _append(self, locked: LockedLog, wanted: Append) -> tuple[AppendResult | None, int]:
         """One append of the attempt's events and the usage held, and how many usage events

@@ -76,10 +76,10 @@ def neighbours(
     connection: Connection, ids: Iterable[str]
 ) -> dict[str, tuple[str | None, str | None]]:
     """Each message (hex id) -> the messages just before and just after it in its episode
-    (None at either end), by log position."""
+    (None at either end), by log position, in the order of `ids`."""
     wanted = list(dict.fromkeys(ids))
     found: dict[str, tuple[str | None, str | None]] = {}
     for i in range(0, len(wanted), _CHUNK):
         for row in _AROUND.rows(connection, {"ids": wanted[i : i + _CHUNK]}):
             found[row[0]] = (row[1], row[2])
-    return found
+    return {item: found[item] for item in wanted if item in found}

@@ -546,7 +546,10 @@ class _Run:
         (no score of their own: their share is added in the fusion)."""
         if self.trace is None:
             return
-        neighbours = {n for pair in self.around.values() for n in pair if n is not None}
+        # In the order the candidates were met (a set's order would follow the hash seed).
+        neighbours = dict.fromkeys(
+            n for pair in self.around.values() for n in pair if n is not None
+        )
         self.lap("context", [(0.0, k) for k in neighbours])
 
     def _candidate(self, key: _Key, score: float) -> TraceCandidate:

@@ -4,6 +4,7 @@ person, JSON with `--json`, and the same hits with or without the trace."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,45 @@ def test_status_prints_counts_lags_settings_and_versions(tmp_path: Path) -> None
     assert "Alice" not in printed.stdout
     assert nowhere.returncode == 2
     assert not (tmp_path / "none").exists()
+
+
+def test_recall_trace_is_the_same_whatever_the_hash_seed(tmp_path: Path) -> None:
+    """The trace lists each stage's candidates in one order in every process: the context
+    stage once followed the order of a set, so of the process's hash seed."""
+    db = _memory(tmp_path)
+    lines = [
+        {"op": "message", "episode": "talk", "speaker": speaker, "text": text, "ref": f"t{n}"}
+        for n, (speaker, text) in enumerate(
+            [
+                ("Alice", "I started at Acme last week"),
+                ("Bob", "How is Acme treating you?"),
+                ("Alice", "Acme is fine, Paris is lovely"),
+                ("Bob", "I moved to Paris too"),
+                ("Alice", "Then we meet at Acme in Paris"),
+            ]
+        )
+    ]
+    (tmp_path / "talk.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    ingested = _run("--db", db, "ingest", str(tmp_path / "talk.jsonl"))
+    assert ingested.returncode == 0, ingested.stderr
+
+    def traced(seed: str) -> Any:
+        asked = subprocess.run(
+            [*APEXMEM, "--db", db, "--json", "recall", "Acme in Paris", "--trace"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        # Ids and labels: scores decay with the clock between the processes.
+        return [
+            (s["stage"], [(c["id"], c["label"]) for c in s["candidates"]], s["total"])
+            for s in _json(asked)["trace"]
+        ]
+
+    first = traced("1")
+    context = [candidates for stage, candidates, _ in first if stage == "context"]
+    assert context and len(context[0]) >= 2
+    for seed in ("2", "3", "4"):
+        assert traced(seed) == first

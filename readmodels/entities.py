@@ -11,11 +11,29 @@ from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
 
-import msgspec
-from sqlalchemy import Column, ColumnElement, Connection, and_, exists, or_, select
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    exists,
+    or_,
+    select,
+)
 
 from apexmem.domain.merges import merge_roots
 from apexmem.domain.names import normalize
+from apexmem.readmodels.prepared import (
+    Prepared,
+    as_stored,
+    id_of,
+    stored_column,
+    stored_times,
+    value_of,
+)
 from apexmem.readmodels.rows import EntityRow
 from apexmem.readmodels.tables import aliases, entities, entity_archives
 
@@ -41,10 +59,18 @@ def find_entities(
     key = normalize(query)
     if not key:
         return []
-    ids = _alias_owners(connection, aliases.c.alias == key, known_at, entity_type, limit)
+    ids = _alias_owners(
+        connection, key, end=None, known_at=known_at, entity_type=entity_type, limit=limit
+    )
     if not ids:
-        prefix = and_(aliases.c.alias >= key, aliases.c.alias < key + _PREFIX_END)
-        ids = _alias_owners(connection, prefix, known_at, entity_type, limit)
+        ids = _alias_owners(
+            connection,
+            key,
+            end=key + _PREFIX_END,
+            known_at=known_at,
+            entity_type=entity_type,
+            limit=limit,
+        )
     groups = entity_groups(connection, ids, known_at=known_at)
     return _rows(connection, groups, known_at, include_archived=include_archived)
 
@@ -117,19 +143,42 @@ def names_of(connection: Connection, ids: Iterable[UUID]) -> dict[UUID, tuple[st
 
 def _alias_owners(
     connection: Connection,
-    match: Any,
+    key: str,
+    *,
+    end: str | None,
     known_at: datetime | None,
     entity_type: str | None,
     limit: int,
 ) -> list[UUID]:
-    statement = select(aliases.c.entity_id).where(match)
-    if known_at is not None:
-        statement = statement.where(aliases.c.recorded_at <= known_at)
-    if entity_type is not None:
-        statement = statement.where(aliases.c.entity_type == entity_type)
-    statement = statement.order_by(aliases.c.alias, aliases.c.entity_type).limit(limit * 4)
-    owners = list(dict.fromkeys(connection.execute(statement).scalars()))
-    return owners[:limit]
+    """The entities with the name `key` (or, with `end`, a name in [key, end)), in name order."""
+    params = {"key": key, "end": end, "entity_type": entity_type, "limit": limit * 4}
+    params.update(stored_times(None, known_at))
+    shape = (end is not None, known_at is not None, entity_type is not None)
+    owners = list(dict.fromkeys(row[0] for row in _OWNERS.rows(connection, params, *shape)))
+    return [id_of(owner) for owner in owners[:limit]]
+
+
+def _owners(ranged: bool, known: bool, typed: bool) -> Select[Any]:
+    """The owners of the names `key` (or those in [key, end) when `ranged`), known at
+    `known_at` when `known`, of `entity_type` when `typed`: `limit` of them."""
+    name = aliases.c.alias
+    match = (
+        and_(name >= bindparam("key"), name < bindparam("end"))
+        if ranged
+        else name == bindparam("key")
+    )
+    statement = select(as_stored(aliases.c.entity_id)).where(match)
+    if known:
+        statement = statement.where(
+            aliases.c.recorded_at <= bindparam("known_at", type_=BigInteger)
+        )
+    if typed:
+        statement = statement.where(aliases.c.entity_type == bindparam("entity_type"))
+    ordered = statement.order_by(aliases.c.alias, aliases.c.entity_type)
+    return ordered.limit(bindparam("limit", type_=Integer))
+
+
+_OWNERS: Final = Prepared(_owners, keyed=True)
 
 
 def _merged_into(
@@ -139,10 +188,7 @@ def _merged_into(
     into: dict[UUID, UUID] = {}
     frontier = ids
     while frontier:
-        step = {
-            r.entity_id: r.merged_into
-            for r in _merge_rows(connection, entities.c.entity_id, frontier, known_at)
-        }
+        step = dict(_merge_rows(connection, True, frontier, known_at))
         into.update(step)
         frontier = [e for e in dict.fromkeys(step.values()) if e not in into]
     return into
@@ -157,33 +203,46 @@ def _merged_from(
     frontier = roots
     while frontier:
         found = [
-            r
-            for r in _merge_rows(connection, entities.c.merged_into, frontier, known_at)
-            if r.entity_id not in owner_of
+            (entity, into)
+            for entity, into in _merge_rows(connection, False, frontier, known_at)
+            if entity not in owner_of
         ]
-        for r in found:
-            owner_of[r.entity_id] = owner_of[r.merged_into]
-            groups.setdefault(owner_of[r.entity_id], []).append(r.entity_id)
-        frontier = [r.entity_id for r in found]
+        for entity, into in found:
+            owner_of[entity] = owner_of[into]
+            groups.setdefault(owner_of[entity], []).append(entity)
+        frontier = [entity for entity, _ in found]
     return groups
 
 
 def _merge_rows(
-    connection: Connection, column: Column[Any], ids: list[UUID], known_at: datetime | None
-) -> list[Any]:
-    """Entities merged by `known_at` whose `column` (their own id, or the entity they were
-    merged into) is in `ids`, in merge order. Either way an index answers: the primary key,
-    or the partial index of merged entities."""
-    rows: list[Any] = []
-    for i in range(0, len(ids), _CHUNK):
-        statement = select(entities.c.entity_id, entities.c.merged_into).where(
-            column.in_(ids[i : i + _CHUNK]), entities.c.merged_into.is_not(None)
-        )
-        if known_at is not None:
-            statement = statement.where(entities.c.merged_at <= known_at)
-        statement = statement.order_by(entities.c.merged_at, entities.c.entity_id)
-        rows.extend(connection.execute(statement))
+    connection: Connection, forward: bool, ids: list[UUID], known_at: datetime | None
+) -> list[tuple[UUID, UUID]]:
+    """(entity, the entity it was merged into) of the entities merged by `known_at` that are
+    among `ids` (`forward`) or were merged into one of them, in merge order."""
+    rows: list[tuple[UUID, UUID]] = []
+    params: dict[str, Any] = {**stored_times(None, known_at)}
+    stored = [i.hex for i in ids]
+    for i in range(0, len(stored), _CHUNK):
+        params["ids"] = stored[i : i + _CHUNK]
+        found = _MERGES.rows(connection, params, forward, known_at is not None)
+        rows.extend((id_of(entity), id_of(into)) for entity, into in found)
     return rows
+
+
+def _merges(forward: bool, known: bool) -> Select[Any]:
+    """The merges of `_merge_rows`. Either way an index answers: the primary key, or the
+    partial index of merged entities."""
+    column = entities.c.entity_id if forward else entities.c.merged_into
+    statement = select(as_stored(entities.c.entity_id), as_stored(entities.c.merged_into)).where(
+        as_stored(column).in_(bindparam("ids", expanding=True)),
+        entities.c.merged_into.is_not(None),
+    )
+    if known:
+        statement = statement.where(entities.c.merged_at <= bindparam("known_at", type_=BigInteger))
+    return statement.order_by(entities.c.merged_at, entities.c.entity_id)
+
+
+_MERGES: Final = Prepared(_merges, keyed=True)
 
 
 def _rows(
@@ -195,30 +254,48 @@ def _rows(
 ) -> list[EntityRow]:
     if not groups:
         return []
-    statement = select(entities).where(entities.c.entity_id.in_(list(groups)))
-    if known_at is not None:
-        statement = statement.where(entities.c.first_seen <= known_at)
-    if not include_archived:
-        statement = statement.where(_not_archived(known_at))
-    found = {r.entity_id: r for r in connection.execute(statement)}
+    params: dict[str, Any] = {"ids": [g.hex for g in groups], **stored_times(None, known_at)}
+    shape = (known_at is not None, include_archived)
+    found = {}
+    for stored in _ENTITY_ROWS.rows(connection, params, *shape):
+        values = {
+            name: value if convert is None else convert(value)
+            for (name, convert), value in zip(_ENTITY_VALUES, stored, strict=True)
+        }
+        found[values["entity_id"]] = values
     names = _alias_names(connection, [m for g in groups.values() for m in g], known_at)
     rows = []
     for root, members in groups.items():
         if root not in found:
             continue
-        row = found[root]
-        rows.append(
-            msgspec.convert(
-                {
-                    **{str(k): v for k, v in row._mapping.items()},
-                    "aliases": sorted({n for m in members for n in names.get(m, [])}),
-                    "merged": members[1:],
-                },
-                EntityRow,
-                from_attributes=True,
-            )
-        )
+        aliases_of = sorted({n for m in members for n in names.get(m, [])})
+        rows.append(EntityRow(**found[root], aliases=aliases_of, merged=members[1:]))
     return rows
+
+
+_ENTITY_COLUMNS: Final = [
+    entities.c[name] for name in EntityRow.__struct_fields__ if name in entities.c
+]
+_ENTITY_VALUES: Final = [(c.name, value_of(c)) for c in _ENTITY_COLUMNS]
+
+
+def _entity_rows(known: bool, archived: bool) -> Select[Any]:
+    """The rows of `_rows`: the entities `ids` as stored, first seen by `known_at` when
+    `known`, archived ones too when `archived`."""
+    statement = select(*(stored_column(c) for c in _ENTITY_COLUMNS)).where(
+        as_stored(entities.c.entity_id).in_(bindparam("ids", expanding=True))
+    )
+    known_at = bindparam("known_at", type_=BigInteger)
+    if known:
+        statement = statement.where(entities.c.first_seen <= known_at)
+    if not archived:
+        statement = statement.where(
+            ~archived_then(known_at) if known else entities.c.archived_at.is_(None)
+        )
+    return statement
+
+
+_ENTITY_ROWS: Final = Prepared(_entity_rows, keyed=True)
 
 
 def _not_archived(known_at: datetime | None) -> ColumnElement[bool]:
@@ -246,10 +323,23 @@ def archived_then(known_at: Any) -> ColumnElement[bool]:
 def _alias_names(
     connection: Connection, ids: list[UUID], known_at: datetime | None
 ) -> dict[UUID, list[str]]:
-    statement = select(aliases.c.entity_id, aliases.c.name).where(aliases.c.entity_id.in_(ids))
-    if known_at is not None:
-        statement = statement.where(aliases.c.recorded_at <= known_at)
+    params = {"ids": [i.hex for i in ids], **stored_times(None, known_at)}
     names: dict[UUID, list[str]] = {}
-    for r in connection.execute(statement):
-        names.setdefault(r.entity_id, []).append(r.name)
+    for owner, name in _NAMES.rows(connection, params, known_at is not None):
+        names.setdefault(id_of(owner), []).append(name)
     return names
+
+
+def _names(known: bool) -> Select[Any]:
+    """The names of the entities `ids` (known at `known_at` when `known`)."""
+    statement = select(as_stored(aliases.c.entity_id), aliases.c.name).where(
+        as_stored(aliases.c.entity_id).in_(bindparam("ids", expanding=True))
+    )
+    if known:
+        statement = statement.where(
+            aliases.c.recorded_at <= bindparam("known_at", type_=BigInteger)
+        )
+    return statement
+
+
+_NAMES: Final = Prepared(_names, keyed=True)

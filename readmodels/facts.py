@@ -33,12 +33,14 @@ from sqlalchemy import (
 from apexmem.readmodels.decay import Fading, prepared_fresh
 from apexmem.readmodels.entities import entity_groups, find_entities
 from apexmem.readmodels.moment import EVERY_FACT, Lens
+from apexmem.readmodels.prepared import Prepared, as_stored, stored_column, value_of
 from apexmem.readmodels.rows import FactRow
 from apexmem.readmodels.tables import entities, facts
 
 __all__ = [
     "believed",
     "edge_history",
+    "fact_row",
     "fact_rows",
     "fact_states",
     "facts_about",
@@ -48,6 +50,7 @@ __all__ = [
     "rows_statement",
     "seen_by",
     "slots_of",
+    "stored_rows_statement",
     "valid",
 ]
 
@@ -64,11 +67,37 @@ _ROWS: Final = select(
 )
 _CHUNK: Final = 400
 _STATES: Final = _ROWS.where(facts.c.fact_id.in_(bindparam("ids", expanding=True)))
+_ROW_COLUMNS: Final = list(_ROWS.selected_columns)
+_TAKEN: Final = [
+    (at, column.name, value_of(column))
+    for at, column in enumerate(_ROW_COLUMNS)
+    if column.name in FactRow.__struct_fields__
+]
+"""Where a stored row (`stored_rows_statement`) holds each field of a `FactRow`, and how its
+value is converted (None: taken as stored)."""
 
 
 def rows_statement() -> Select[Any]:
     """Fact rows with the subject's and the object's names; add a WHERE and run `fact_rows`."""
     return _ROWS
+
+
+def stored_rows_statement() -> Select[Any]:
+    """`rows_statement` with its values as stored (ids as hex, times as microseconds), for
+    a `Prepared` statement; `fact_row` converts a row."""
+    return _ROWS.with_only_columns(
+        *(stored_column(c) for c in _ROW_COLUMNS), maintain_column_froms=True
+    )
+
+
+def fact_row(stored: Sequence[Any]) -> FactRow:
+    """The `FactRow` of a row of `stored_rows_statement`."""
+    return FactRow(
+        **{
+            name: stored[at] if convert is None else convert(stored[at])
+            for at, name, convert in _TAKEN
+        }
+    )
 
 
 _Time = datetime | BindParameter[Any] | None
@@ -197,17 +226,30 @@ def facts_of(
     """Believed facts touching any of `ids` as `lens` sees them, ordered by subject,
     relation and valid_from."""
     found: dict[tuple[UUID, int], FactRow] = {}
-    for i in range(0, len(ids), _CHUNK):
-        part = list(ids[i : i + _CHUNK])
-        where = [
-            or_(facts.c.subject_id.in_(part), facts.c.object_id.in_(part)),
-            *seen_by(lens),
-        ]
-        if edges_only:
-            where.append(facts.c.object_id.is_not(None))
-        for row in fact_rows(connection, _ROWS.where(*where)):
+    params = lens.params()
+    stored = [i.hex for i in ids]
+    for i in range(0, len(stored), _CHUNK):
+        params["ids"] = stored[i : i + _CHUNK]
+        for values in _TOUCHING.rows(connection, params, edges_only, *lens.shape()):
+            row = fact_row(values)
             found[(row.fact_id, row.position)] = row
     return sorted(found.values(), key=lambda r: (r.subject, r.relation, r.valid_from, r.position))
+
+
+def _touching(edges_only: bool, valid: bool, known: bool, typed: bool, fading: bool) -> Select[Any]:
+    """The stored rows of `facts_of`: facts with one of `ids` as subject or object, seen as
+    `prepared_believed` says."""
+    ids: BindParameter[Any] = bindparam("ids", expanding=True)
+    where = [
+        or_(as_stored(facts.c.subject_id).in_(ids), as_stored(facts.c.object_id).in_(ids)),
+        *prepared_believed(valid, known, typed, fading),
+    ]
+    if edges_only:
+        where.append(facts.c.object_id.is_not(None))
+    return stored_rows_statement().where(*where)
+
+
+_TOUCHING: Final = Prepared(_touching, keyed=True)
 
 
 def edge_history(

@@ -3,17 +3,16 @@ converted from the values as stored."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 from uuid import UUID
 
-from sqlalchemy import Connection, Uuid, bindparam, select
+from sqlalchemy import Connection, bindparam, select
 
-from apexmem.events.timeutil import from_micros
-from apexmem.readmodels.facts import rows_statement as facts_statement
-from apexmem.readmodels.prepared import Prepared, as_stored, id_of, stored_time
+from apexmem.readmodels.facts import fact_row, rows_statement, stored_rows_statement
+from apexmem.readmodels.prepared import Prepared, as_stored, stored_column, value_of
 from apexmem.readmodels.rows import FactRow, MessageRow
-from apexmem.readmodels.tables import UtcMicros, episodes, facts, messages
+from apexmem.readmodels.tables import episodes, facts, messages
 
 __all__ = [
     "ACTOR",
@@ -29,50 +28,17 @@ __all__ = [
 
 _CHUNK: Final = 400
 
-
-def _as_stored(column: Any) -> Any:
-    if isinstance(column.type, UtcMicros):
-        return stored_time(column)
-    return as_stored(column) if isinstance(column.type, Uuid) else column
-
-
-def _converted(column: Any) -> bool:
-    """Whether a stored value of `column` is converted (`_value`)."""
-    return isinstance(column.type, UtcMicros | Uuid)
-
-
-def _value(column: Any) -> Callable[[Any], Any]:
-    """How a stored value of `column` becomes the value a row holds."""
-    if isinstance(column.type, UtcMicros):
-        return lambda v: None if v is None else from_micros(v)
-    if isinstance(column.type, Uuid):
-        return lambda v: None if v is None else id_of(v)
-    return lambda v: v
-
-
-_ROW_COLUMNS: Final = list(facts_statement().selected_columns)
-_VALUES: Final = [
-    (i, c.name, _value(c))
-    for i, c in enumerate(_ROW_COLUMNS)
-    if c.name in FactRow.__struct_fields__
-]
-_PLAIN: Final = [(i, name) for i, name, _ in _VALUES if not _converted(_ROW_COLUMNS[i])]
-"""The fields of a `FactRow` taken as stored, by where the row holds them; the others
-(times, ids) are converted (`_VALUES`)."""
-_CONVERTED: Final = [(i, name, convert) for i, name, convert in _VALUES if (i, name) not in _PLAIN]
-_FACT_ID: Final = 0
-_POSITION: Final = [c.name for c in _ROW_COLUMNS].index("position")
+_NAMES: Final = [c.name for c in rows_statement().selected_columns]
+_FACT_ID: Final = _NAMES.index("fact_id")
+_POSITION: Final = _NAMES.index("position")
 _STATES: Final = Prepared(
-    lambda: (
-        facts_statement()
-        .with_only_columns(*(_as_stored(c) for c in _ROW_COLUMNS), maintain_column_froms=True)
-        .where(as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True)))
+    lambda: stored_rows_statement().where(
+        as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True))
     ),
     keyed=True,
 )
 
 
-_NAMES: Final = [c.name for c in _ROW_COLUMNS]
 CONFIDENCE: Final = _NAMES.index("confidence")
 """Where a stored state (`States.stored`) holds the fact's confidence as told."""
 ACTOR: Final = _NAMES.index("actor")
@@ -120,11 +86,7 @@ class States:
         key = (fact_id, position)
         found = self._rows.get(key)
         if found is None:
-            row = self._stored[key]
-            values = {name: row[at] for at, name in _PLAIN}
-            for at, name, convert in _CONVERTED:
-                values[name] = convert(row[at])
-            found = self._rows[key] = FactRow(**values)
+            found = self._rows[key] = fact_row(self._stored[key])
         return found
 
     def positions(self, fact_id: str) -> list[int]:
@@ -161,10 +123,10 @@ _MESSAGE_COLUMNS: Final = [
     messages.c.recorded_at,
     messages.c.position,
 ]
-_MESSAGE_VALUES: Final = [(c.name, _value(c)) for c in _MESSAGE_COLUMNS]
+_MESSAGE_VALUES: Final = [(c.name, value_of(c)) for c in _MESSAGE_COLUMNS]
 _MESSAGE_ROWS: Final = Prepared(
     lambda: (
-        select(*(_as_stored(c) for c in _MESSAGE_COLUMNS))
+        select(*(stored_column(c) for c in _MESSAGE_COLUMNS))
         .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
         .where(as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True)))
     ),
@@ -179,6 +141,8 @@ def message_rows(connection: Connection, ids: Sequence[UUID]) -> dict[UUID, Mess
     for i in range(0, len(listed), _CHUNK):
         for row in _MESSAGE_ROWS.rows(connection, {"ids": listed[i : i + _CHUNK]}):
             pairs = zip(_MESSAGE_VALUES, row, strict=True)
-            message = MessageRow(**{name: convert(v) for (name, convert), v in pairs})
+            message = MessageRow(
+                **{name: v if convert is None else convert(v) for (name, convert), v in pairs}
+            )
             found[message.message_id] = message
     return found

@@ -25,12 +25,21 @@ from typing import Any, Final
 from uuid import UUID
 
 import psycopg
-from sqlalchemy import BigInteger, ClauseElement, ColumnElement, Connection, String, type_coerce
+from sqlalchemy import (
+    BigInteger,
+    ClauseElement,
+    ColumnElement,
+    Connection,
+    String,
+    Uuid,
+    type_coerce,
+)
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.sqltypes import NullType, TupleType
 
 from apexmem.domain.identities import uuid_of_int
-from apexmem.readmodels.tables import stored_micros
+from apexmem.events.timeutil import from_micros
+from apexmem.readmodels.tables import UtcMicros, stored_micros
 
 __all__ = [
     "Prepared",
@@ -38,9 +47,11 @@ __all__ = [
     "driver_cursor",
     "driver_rows",
     "id_of",
+    "stored_column",
     "stored_id",
     "stored_time",
     "stored_times",
+    "value_of",
 ]
 
 
@@ -136,6 +147,24 @@ def as_stored(column: ColumnElement[Any]) -> ColumnElement[Any]:
 def stored_time(column: ColumnElement[Any]) -> ColumnElement[Any]:
     """A time column as stored: integer microseconds since the epoch."""
     return type_coerce(column, BigInteger)
+
+
+def stored_column(column: Any) -> Any:
+    """`column` selected as stored: a time as integer microseconds, an id as hex (see
+    `value_of` for the way back), anything else as it is."""
+    if isinstance(column.type, UtcMicros):
+        return stored_time(column)
+    return as_stored(column) if isinstance(column.type, Uuid) else column
+
+
+def value_of(column: Any) -> Callable[[Any], Any] | None:
+    """How a value of `column` as stored (`stored_column`) becomes the value a row holds:
+    a datetime, a UUID; None when it is taken as stored."""
+    if isinstance(column.type, UtcMicros):
+        return lambda v: None if v is None else from_micros(v)
+    if isinstance(column.type, Uuid):
+        return lambda v: None if v is None else id_of(v)
+    return None
 
 
 def stored_id(value: UUID) -> str:

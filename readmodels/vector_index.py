@@ -10,19 +10,20 @@ until the next rebuild.
 
 The index holds only vids and vectors, never item ids: an answer's ids are looked up in SQL
 (a replaced vid is no longer there), and an HNSW index's candidates are scored again on
-their stored float32 vectors, so the scores are exact cosines whatever the index keeps. A
-build reads the SQL vectors in chunks of `_CHUNK` and adds each: the whole matrix is never
-held beside the index.
+their float32 vectors, kept beside it (`vector_rows.ExactRows`), so the scores are exact
+cosines whatever the index keeps. A build reads the SQL vectors in chunks of `_CHUNK` and
+adds each: the whole matrix is never read at once.
 
-The file holds every kind's index and the tracked position of the vectors projection it
-covers, after a blake3 digest of everything that follows the digest; it is streamed to a
-temporary file, fsynced and renamed over the old one, and read back straight into the
-indexes once its digest matches. On open, a missing file, a file of another model, or one
+The file holds the tracked position of the vectors projection it covers, each HNSW index's
+float32 rows, and every kind's index, after a blake3 digest of everything that follows the
+digest; it is streamed to a temporary file, fsynced and renamed over the old one, and read
+back straight into the indexes once its digest matches (the rows are mapped from it, not
+read into memory). On open, a missing file, a file of another model, or one
 whose position differs from the tracked position is ignored and the indexes are rebuilt
 from the SQL vectors (nothing re-embedded). A damaged file (its digest does not match, or
 FAISS cannot read it) is deleted, rebuilt the same way, and reported to `on_discarded`.
-A file written before the digest (`APXVEC02`) is not trusted: it is rebuilt too, silently,
-as a stale one would be, and the next save writes it with its digest.
+A file of an earlier format (`APXVEC02` had no digest, `APXVEC03` no float32 rows) is
+rebuilt too, silently, as a stale one would be, and the next save writes the current one.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from apexmem.events.diskfull import full_disk, is_full
 from apexmem.projections.vectors import KINDS, Kind
 from apexmem.readmodels.ports import ReadModels
 from apexmem.readmodels.store import tracked_position
+from apexmem.readmodels.vector_rows import ExactRows
 from apexmem.readmodels.vectors import (
     VECTORS,
     count_items,
@@ -53,7 +55,6 @@ from apexmem.readmodels.vectors import (
     kind_vectors,
     last_vid,
     replaced_between,
-    vectors_of,
 )
 
 __all__ = [
@@ -89,12 +90,12 @@ HNSW_STORAGE: Final = "8bit"
 per dimension, a quarter of float32, trained on the kind's first chunk. At 100,000 vectors
 it built in the same CPU time as float32 storage (37.7 s against 38.9 s, efConstruction 80,
 one thread) with recall@10 0.956 against 0.961 before rescoring (messages and fact sentences
-as questions); the candidates are scored again on the
-SQL float32 vectors, so the scores answered are exact and only which candidates come back
-depends on it. float16 storage (half the size) recalled like float32."""
+as questions); the candidates are scored again on their float32 vectors (`ExactRows`,
+mapped from the index file), so the scores answered are exact and only which candidates
+come back depends on it. float16 storage (half the size) recalled like float32."""
 _CHUNK: Final = 16_384
 """Vectors read from SQL and added at once while building (16 MiB at 256 dimensions)."""
-_MAGIC: Final = b"APXVEC03"
+_MAGIC: Final = b"APXVEC04"
 _DIGEST_SIZE: Final = 32
 """Bytes of the blake3 digest after the magic: it covers the rest of the file."""
 _READ_SIZE: Final = 1 << 20
@@ -113,16 +114,28 @@ class _Header(msgspec.Struct, frozen=True, kw_only=True):
     position: int
     watermark: int
     dead: dict[str, int]
+    rows: dict[str, int]
+    """Float32 rows stored per kind (an HNSW index's, `ExactRows`), after the header."""
 
 
 class _Kind:
     """One kind's index, and how many of its ids stand for a replaced text (tombstones)."""
 
-    def __init__(self, index: Any, dead: int = 0) -> None:
+    def __init__(self, index: Any, dead: int = 0, rows: ExactRows | None = None) -> None:
         self.index = index
         self.dead = dead
         faiss = _faiss()
         self.hnsw: bool = isinstance(faiss.downcast_index(index.index), faiss.IndexHNSW)
+        self.rows: ExactRows | None = None
+        """An HNSW index's float32 vectors, to score its candidates exactly."""
+        if self.hnsw:
+            self.rows = rows if rows is not None else ExactRows(int(index.d))
+
+    def add(self, vids: Any, matrix: Any) -> None:
+        """Add these vectors under these vids (ascending, past every vid held)."""
+        self.index.add_with_ids(matrix, vids)
+        if self.rows is not None:
+            self.rows.add(vids, matrix)
 
     @property
     def total(self) -> int:
@@ -233,16 +246,18 @@ class VectorIndex:
                 for score, vid in zip(scores[0].tolist(), ids[0].tolist(), strict=True)
                 if vid in items
             ]
+        assert held.rows is not None
         wanted = 2 * k + held.dead  # the second k: more candidates to rescore
         for _ in range(3):  # more when fewer than k candidates are still items
             wanted = min(held.total, wanted)
             _, ids = _search_one(held.index, vector, wanted)
             vids = [int(v) for v in ids[0] if v >= 0]
-            rows = vectors_of(connection, model=self.model, kind=kind, vids=vids)
-            if len(rows) >= k or wanted >= held.total:
+            items = items_of(connection, model=self.model, kind=kind, vids=vids)
+            if len(items) >= k or wanted >= held.total:
                 break
             wanted *= 2
-        return _ranked(rows, vector[0], k)
+        live = [v for v in vids if v in items]
+        return _ranked(live, items, held.rows.vectors(live) @ vector[0], k)
 
     def size(self, kind: Kind) -> int:
         """How many items of `kind` the index answers for."""
@@ -274,6 +289,7 @@ class VectorIndex:
             position=self._position,
             watermark=self._watermark,
             dead={kind: held.dead for kind, held in self._kinds.items()},
+            rows={kind: len(held.rows or ()) for kind, held in self._kinds.items()},
         )
         encoded = msgspec.json.encode(header)
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
@@ -287,6 +303,10 @@ class VectorIndex:
             with temporary.open("wb") as out:
                 out.write(_MAGIC + bytes(_DIGEST_SIZE))  # the digest, once the rest is written
                 write(struct.pack("<I", len(encoded)) + encoded)
+                for kind in KINDS:  # each HNSW index's float32 rows, for `ExactRows.mapped`
+                    rows = self._kinds[kind].rows
+                    if rows is not None:
+                        rows.write(write)
                 writer = faiss.PyCallbackIOWriter(write)
                 for kind in KINDS:
                     faiss.write_index(self._kinds[kind].index, writer)
@@ -317,16 +337,13 @@ class VectorIndex:
             return False
         if read is None:
             return False
-        header, indexes = read
-        self._kinds = {
-            kind: _Kind(index, header.dead.get(kind, 0))
-            for kind, index in zip(KINDS, indexes, strict=True)
-        }
+        header, held = read
+        self._kinds = dict(zip(KINDS, held, strict=True))
         self._position, self._watermark = header.position, header.watermark
         self._saved = (header.position, header.watermark)
         return True
 
-    def _read(self, source: BinaryIO, position: int) -> tuple[_Header, list[Any]] | str | None:
+    def _read(self, source: BinaryIO, position: int) -> tuple[_Header, list[_Kind]] | str | None:
         """The header and indexes of the open file, if it is of this model and not past
         `position`; None when it is not (or is of another format: not damaged); why, when it
         is damaged."""
@@ -345,11 +362,24 @@ class VectorIndex:
         ):
             return None
         faiss = _faiss()
+        rows_at = source.tell()
+        source.seek(rows_at + 4 * self.dimension * sum(header.rows.values()))
         try:
             reader = faiss.PyCallbackIOReader(source.read)
-            return header, [_searchable(faiss.read_index(reader)) for _ in KINDS]
+            indexes = [_searchable(faiss.read_index(reader)) for _ in KINDS]
         except RuntimeError as e:
             return f"FAISS cannot read it: {e}"
+        held = []
+        for kind, index in zip(KINDS, indexes, strict=True):
+            count, rows = header.rows.get(kind, 0), None
+            if count:
+                ids = faiss.vector_to_array(index.id_map)
+                if len(ids) != count:
+                    return f"{count} float32 rows of {kind} for {len(ids)} ids"
+                rows = ExactRows.mapped(source, rows_at, ids, self.dimension)
+            rows_at += 4 * self.dimension * count
+            held.append(_Kind(index, header.dead.get(kind, 0), rows))
+        return header, held
 
     def _discard(self, reason: str) -> None:
         """Delete the damaged file (the next save writes a sound one) and say why."""
@@ -377,7 +407,7 @@ class VectorIndex:
         for vids, matrix in _chunks(rows, self.dimension):
             if not held.index.is_trained:
                 held.index.train(matrix)
-            held.index.add_with_ids(matrix, vids)
+            held.add(vids, matrix)
         return held
 
     def _sync(self, connection: Connection) -> None:
@@ -405,7 +435,7 @@ class VectorIndex:
                     rebuilt.add(kind)
                     continue
                 for vids, matrix in _chunks(added, self.dimension):
-                    held.index.add_with_ids(matrix, vids)
+                    held.add(vids, matrix)
         self._drop_replaced(connection, before, rebuilt)
         self._position = position
 
@@ -458,14 +488,11 @@ def _chunks(rows: Iterable[tuple[Any, ...]], dimension: int) -> Iterator[tuple[A
         yield vids, matrix.reshape(len(chunk), dimension)
 
 
-def _ranked(rows: list[tuple[int, str, bytes]], query: Any, k: int) -> list[tuple[str, float]]:
-    """The top `k` of the candidate rows by exact cosine; equal scores by vid."""
-    if not rows:
-        return []
-    matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32)
-    scores = matrix.reshape(len(rows), -1) @ query
-    order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))[:k]
-    return [(rows[i][1], float(scores[i])) for i in order]
+def _ranked(vids: list[int], items: dict[int, str], scores: Any, k: int) -> list[tuple[str, float]]:
+    """The top `k` of the candidates `vids` by their exact cosine `scores`; equal scores by
+    vid."""
+    order = sorted(range(len(vids)), key=lambda i: (-scores[i], vids[i]))[:k]
+    return [(items[vids[i]], float(scores[i])) for i in order]
 
 
 def _damage(source: BinaryIO) -> str | None:

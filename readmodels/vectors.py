@@ -61,7 +61,6 @@ __all__ = [
     "vector_items",
     "vector_metadata",
     "vector_replaced",
-    "vectors_of",
 ]
 
 VECTORS: Final = "vectors"
@@ -276,37 +275,14 @@ def kind_vectors(connection: Connection, *, model: str, kind: Kind) -> Iterator[
     yield from connection.execute(query)
 
 
-def vectors_of(
+def items_of(
     connection: Connection, *, model: str, kind: Kind, vids: Sequence[int]
-) -> list[tuple[int, str, bytes]]:
-    """(vid, item id as hex, vector bytes) of those of `vids` that are still items of `kind`.
+) -> dict[int, str]:
+    """The item id (hex) of each of `vids` that is still an item of `kind`.
 
     Plain SQL by the primary key: this runs on every nearest-item question, where building
     and compiling an SQLAlchemy statement cost more than the lookup.
     """
-    if not vids:
-        return []
-    among, params = _among(connection, vids)
-    rows = driver_rows(
-        connection,
-        "SELECT i.vid, i.item_id, c.vector, i.kind, i.model FROM vector_items AS i"
-        " JOIN vector_cache AS c ON c.model = i.model AND c.text_key = i.text_key"
-        f" WHERE i.vid {among}",  # the kind's index would be chosen and scanned
-        params,
-        binary=True,
-    )
-    return [
-        (vid, item, vector)
-        for vid, item, vector, found, by in rows
-        if found == kind and by == model
-    ]
-
-
-def items_of(
-    connection: Connection, *, model: str, kind: Kind, vids: Sequence[int]
-) -> dict[int, str]:
-    """The item id (hex) of each of `vids` that is still an item of `kind` (plain SQL by the
-    primary key, as `vectors_of`)."""
     if not vids:
         return {}
     among, params = _among(connection, vids)

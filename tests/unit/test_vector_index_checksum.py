@@ -3,6 +3,7 @@ vectors, never searched."""
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterator, MutableMapping
 from datetime import datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from apexmem import Memory, Similar, composition
+from apexmem import Memory, Similar, composition, parse_settings
 from apexmem.domain.embedding import HashingEmbedder
 
 MAGIC, DIGEST = 8, 32
@@ -117,20 +118,64 @@ def test_a_file_faiss_cannot_read_is_rebuilt_even_when_its_digest_matches(
     assert [error.startswith("FAISS cannot read it") for error in _damaged(logged)] == [True]
 
 
-def test_an_index_file_written_before_the_digest_is_rebuilt_and_saved_with_one(
-    tmp_path: Path, clock: Callable[[], datetime], logged: list[MutableMapping[str, Any]]
+@pytest.mark.parametrize("older", [b"APXVEC02", b"APXVEC03"])  # no digest; no float32 rows
+def test_an_index_file_of_an_earlier_format_is_rebuilt_and_saved_in_this_one(
+    tmp_path: Path,
+    clock: Callable[[], datetime],
+    logged: list[MutableMapping[str, Any]],
+    older: bytes,
 ) -> None:
     directory = tmp_path / "mem"
     before = _written(directory, clock)
     index_file = directory / "vectors.faiss"
     whole = index_file.read_bytes()
-    index_file.write_bytes(b"APXVEC02" + whole[MAGIC + DIGEST :])  # the format before
+    index_file.write_bytes(older + whole[MAGIC:])
 
     after, opened = _reopened(directory, clock)
 
     assert opened == "rebuilt"
     assert after == before
     rewritten = index_file.read_bytes()
-    assert rewritten[:MAGIC] == b"APXVEC03"
+    assert rewritten[:MAGIC] == b"APXVEC04"
     assert _sound(rewritten)
     assert _damaged(logged) == []  # stale, not damaged
+
+
+def _hnsw_memory(directory: Path, clock: Callable[[], datetime]) -> Memory:
+    settings, _ = parse_settings("[memory.vectors]\nhnsw_threshold = 2\n")
+    return Memory.open(directory, clock=clock, embedder=HashingEmbedder(), settings=settings)
+
+
+def test_an_hnsw_index_reopened_scores_from_its_mapped_float32_rows_as_before(
+    tmp_path: Path, clock: Callable[[], datetime], logged: list[MutableMapping[str, Any]]
+) -> None:
+    """The float32 rows an HNSW index rescores with are saved in the file and mapped on
+    open: the same answers, scores to the bit; bytes flipped among them are caught."""
+    directory = tmp_path / "mem"
+    question = "Person 3 likes thing 7"
+    with _hnsw_memory(directory, clock) as memory:
+        memory.assert_facts(
+            [
+                {"subject": f"Person {i % 4}", "relation": "likes", "value": f"thing {i}"}
+                for i in range(FACTS)
+            ]
+        )
+        assert memory.similarity is not None and memory.similarity.index.is_hnsw("fact")
+        before = memory.similar(question, k=10)
+    index_file = directory / "vectors.faiss"
+    whole = bytearray(index_file.read_bytes())
+    (length,) = struct.unpack("<I", whole[MAGIC + DIGEST : MAGIC + DIGEST + 4])
+    rows = MAGIC + DIGEST + 4 + length  # where the first float32 row starts
+
+    with _hnsw_memory(directory, clock) as memory:
+        assert memory.similar(question, k=10) == before
+        assert memory.similarity is not None
+        assert memory.similarity.index.opened == "loaded"
+
+    whole[rows + 8 : rows + 12] = bytes(b ^ 0x5A for b in whole[rows + 8 : rows + 12])
+    index_file.write_bytes(whole)
+    with _hnsw_memory(directory, clock) as memory:
+        assert memory.similar(question, k=10) == before
+        assert memory.similarity is not None
+        assert memory.similarity.index.opened == "rebuilt"
+    assert [error.startswith("blake3 digest") for error in _damaged(logged)] == [True]

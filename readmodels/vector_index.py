@@ -252,12 +252,31 @@ class VectorIndex:
             wanted = min(held.total, wanted)
             _, ids = _search_one(held.index, vector, wanted)
             vids = [int(v) for v in ids[0] if v >= 0]
-            items = items_of(connection, model=self.model, kind=kind, vids=vids)
-            if len(items) >= k or wanted >= held.total:
+            scores = held.rows.vectors(vids) @ vector[0]
+            order = sorted(range(len(vids)), key=lambda i: (-scores[i], vids[i]))
+            best = [vids[i] for i in order]
+            found = self._live(connection, kind, best, k, held.dead)
+            if len(found) >= k or wanted >= held.total:
                 break
             wanted *= 2
-        live = [v for v in vids if v in items]
-        return _ranked(live, items, held.rows.vectors(live) @ vector[0], k)
+        rank = {vid: i for i, vid in enumerate(vids)}
+        return [(item, float(scores[rank[vid]])) for vid, item in found]
+
+    def _live(
+        self, connection: Connection, kind: Kind, best: list[int], k: int, dead: int
+    ) -> list[tuple[int, str]]:
+        """The first `k` of `best` (vids, best first) that are still items of `kind`, with
+        their item ids: asked of SQL `k + dead` at a time, best first (only a replaced
+        text's vid is passed over)."""
+        found: list[tuple[int, str]] = []
+        step = k + dead
+        for start in range(0, len(best), step):
+            asked = best[start : start + step]
+            items = items_of(connection, model=self.model, kind=kind, vids=asked)
+            found += [(vid, items[vid]) for vid in asked if vid in items]
+            if len(found) >= k:
+                break
+        return found[:k]
 
     def size(self, kind: Kind) -> int:
         """How many items of `kind` the index answers for."""
@@ -486,13 +505,6 @@ def _chunks(rows: Iterable[tuple[Any, ...]], dimension: int) -> Iterator[tuple[A
         vids = np.fromiter((row[0] for row in chunk), dtype=np.int64, count=len(chunk))
         matrix = np.frombuffer(b"".join(row[1] for row in chunk), dtype=np.float32)
         yield vids, matrix.reshape(len(chunk), dimension)
-
-
-def _ranked(vids: list[int], items: dict[int, str], scores: Any, k: int) -> list[tuple[str, float]]:
-    """The top `k` of the candidates `vids` by their exact cosine `scores`; equal scores by
-    vid."""
-    order = sorted(range(len(vids)), key=lambda i: (-scores[i], vids[i]))[:k]
-    return [(items[vids[i]], float(scores[i])) for i in order]
 
 
 def _damage(source: BinaryIO) -> str | None:

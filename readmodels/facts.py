@@ -38,6 +38,7 @@ from apexmem.readmodels.rows import FactRow
 from apexmem.readmodels.tables import entities, facts
 
 __all__ = [
+    "STATES_OF",
     "believed",
     "edge_history",
     "fact_row",
@@ -66,7 +67,6 @@ _ROWS: Final = select(
     )
 )
 _CHUNK: Final = 400
-_STATES: Final = _ROWS.where(facts.c.fact_id.in_(bindparam("ids", expanding=True)))
 _ROW_COLUMNS: Final = list(_ROWS.selected_columns)
 _TAKEN: Final = [
     (at, column.name, value_of(column))
@@ -186,16 +186,24 @@ def fact_rows(connection: Connection, statement: Select[Any]) -> list[FactRow]:
 def fact_states(connection: Connection, keys: Sequence[tuple[UUID, int]]) -> list[FactRow]:
     """The fact rows with these (fact_id, position) keys, in the order of `keys`."""
     wanted = set(keys)
-    ids = list(dict.fromkeys(fact_id for fact_id, _ in keys))
+    ids = list(dict.fromkeys(fact_id.hex for fact_id, _ in keys))
     found: dict[tuple[UUID, int], FactRow] = {}
     for i in range(0, len(ids), _CHUNK):
-        # By fact_id (the primary key's prefix): a row-value IN over both columns was a scan.
-        for row in connection.execute(_STATES, {"ids": ids[i : i + _CHUNK]}):
+        for stored in STATES_OF.rows(connection, {"ids": ids[i : i + _CHUNK]}):
+            row = fact_row(stored)
             if (row.fact_id, row.position) in wanted:
-                found[(row.fact_id, row.position)] = msgspec.convert(
-                    row, FactRow, from_attributes=True
-                )
+                found[(row.fact_id, row.position)] = row
     return [found[k] for k in keys if k in found]
+
+
+STATES_OF: Final = Prepared(
+    lambda: stored_rows_statement().where(
+        as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True))
+    ),
+    keyed=True,
+)
+"""Every state of the facts `ids` (hex), as stored: by fact_id, the primary key's prefix (a
+row-value IN over both columns was a scan)."""
 
 
 def facts_about(

@@ -9,10 +9,10 @@ from uuid import UUID
 
 from sqlalchemy import Connection, bindparam, select
 
-from apexmem.readmodels.facts import fact_row, rows_statement, stored_rows_statement
+from apexmem.readmodels.facts import STATES_OF, fact_row, rows_statement
 from apexmem.readmodels.prepared import Prepared, as_stored, stored_column, value_of
 from apexmem.readmodels.rows import FactRow, MessageRow
-from apexmem.readmodels.tables import episodes, facts, messages
+from apexmem.readmodels.tables import episodes, messages
 
 __all__ = [
     "ACTOR",
@@ -31,12 +31,6 @@ _CHUNK: Final = 400
 _NAMES: Final = [c.name for c in rows_statement().selected_columns]
 _FACT_ID: Final = _NAMES.index("fact_id")
 _POSITION: Final = _NAMES.index("position")
-_STATES: Final = Prepared(
-    lambda: stored_rows_statement().where(
-        as_stored(facts.c.fact_id).in_(bindparam("ids", expanding=True))
-    ),
-    keyed=True,
-)
 
 
 CONFIDENCE: Final = _NAMES.index("confidence")
@@ -66,7 +60,7 @@ class States:
         for f in ids:
             positions[f] = []
         for i in range(0, len(ids), _CHUNK):
-            for row in _STATES.rows(connection, {"ids": ids[i : i + _CHUNK]}):
+            for row in STATES_OF.rows(connection, {"ids": ids[i : i + _CHUNK]}):
                 key = (row[_FACT_ID], row[_POSITION])
                 positions[key[0]].append(key[1])
                 if key in wanted:

@@ -252,15 +252,13 @@ class VectorIndex:
             wanted = min(held.total, wanted)
             _, ids = _search_one(held.index, vector, wanted)
             vids = [int(v) for v in ids[0] if v >= 0]
-            scores = held.rows.vectors(vids) @ vector[0]
-            order = sorted(range(len(vids)), key=lambda i: (-scores[i], vids[i]))
-            best = [vids[i] for i in order]
+            score = dict(zip(vids, (held.rows.vectors(vids) @ vector[0]).tolist(), strict=True))
+            best = sorted(vids, key=lambda vid: (-score[vid], vid))
             found = self._live(connection, kind, best, k, held.dead)
             if len(found) >= k or wanted >= held.total:
                 break
             wanted *= 2
-        rank = {vid: i for i, vid in enumerate(vids)}
-        return [(item, float(scores[rank[vid]])) for vid, item in found]
+        return [(item, score[vid]) for vid, item in found]
 
     def _live(
         self, connection: Connection, kind: Kind, best: list[int], k: int, dead: int

@@ -322,23 +322,42 @@ def rank(index: TableClause) -> ColumnElement[float]:
 
 
 def _counts(
-    names: tuple[str, ...], terms: int, also: tuple[str, int] | None = None
+    on_postgresql: bool,
+    names: tuple[str, ...],
+    terms: int,
+    prefix: bool,
+    also: tuple[str, int, bool] | None = None,
 ) -> ClauseElement:
     """Rows of each index of `names` matching each of the `terms` queries `match_0`,
-    `match_1`... (up to `cap`), one statement for them all (index by index); then, for
-    `also` (an index and a number of terms), its rows matching `also_match_0`... (up to
-    `also_cap`)."""
-    counts = []
-    groups = [(name, terms, "") for name in names]
+    `match_1`... (of the words `word_0`, `word_1`..., as prefixes too if `prefix`), up to
+    `cap`, one statement for them all (index by index); then, for `also` (an index, a
+    number of words and whether they are prefixes), its rows matching `also_match_0`...
+    (up to `also_cap`).
+
+    FTS5 stops at the cap; PostgreSQL asks its word tables first (`fulltext_pg.counts`).
+    """
+    groups = []
+    for name in names:
+        groups.append(_counted(name, terms, prefix, ""))
     if also is not None:
-        groups.append((*also, "also_"))
-    for name, asked, prefix in groups:
-        index = _INDEXES[name]
-        for i in range(asked):
-            inner = select(index.c.rowid).where(matches(index, f"{prefix}match_{i}"))
-            inner = inner.limit(bindparam(f"{prefix}cap"))
-            counts.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
-    return select(*counts)
+        groups.append(_counted(*also, "also_"))
+    if on_postgresql:
+        return fulltext_pg.counts(groups)
+    return select(*(m for group in groups for m in group.matched))
+
+
+def _counted(name: str, terms: int, prefix: bool, mark: str) -> fulltext_pg.Counted:
+    """The words `{mark}word_i` of index `name` to count, with each one's count read from
+    the index (`{mark}match_i`, up to `{mark}cap`)."""
+    index = _INDEXES[name]
+    cap = f"{mark}cap"
+    matched = []
+    for i in range(terms):
+        inner = select(index.c.rowid).where(matches(index, f"{mark}match_{i}"))
+        inner = inner.limit(bindparam(cap))
+        matched.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
+    words = [f"{mark}word_{i}" for i in range(terms)]
+    return fulltext_pg.Counted(index, words, prefix, cap, matched)
 
 
 def _floor(name: str, below: bool) -> ClauseElement:
@@ -420,14 +439,17 @@ def counted_terms(
     names = tuple(index.name for index in indexes) if asked else ()
     params: dict[str, Any] = {"cap": budget + 1}
     params.update((f"match_{i}", any_query([t], prefix=prefix)) for i, t in enumerate(asked))
+    params.update((f"word_{i}", t) for i, t in enumerate(asked))
     extra = None
     if also is not None and more:
-        extra = (also.table.name, len(more))
+        extra = (also.table.name, len(more), also.prefix)
         params["also_cap"] = also.budget + 1
         params.update(
             (f"also_match_{i}", any_query([t], prefix=also.prefix)) for i, t in enumerate(more)
         )
-    row = _COUNTS.rows(connection, params, names, len(asked), extra)[0]
+        params.update((f"also_word_{i}", t) for i, t in enumerate(more))
+    on_postgresql = connection.dialect.name == "postgresql"
+    row = _COUNTS.rows(connection, params, on_postgresql, names, len(asked), prefix, extra)[0]
     for i, name in enumerate(names):
         found[name] = dict(zip(asked, row[i * len(asked) : (i + 1) * len(asked)], strict=True))
     if extra is not None:

@@ -15,13 +15,36 @@ FTS5's porter keeps every word too); names are not. The gram columns (pairs of c
 of scripts written without spaces, cut in Python: `domain.search_text.gram_text`) join
 `doc` as their text does, split at spaces only. `ts_rank` is not bm25 (no inverse
 document frequency), so scores and the order of near ties can differ from SQLite's.
+
+Each table has a word table beside it (`facts_fts_words`...): how many rows hold each
+lexeme, kept by `index` in the same transaction. A recall chooses its words by how many
+rows match each (up to a cap, `fulltext.term_counts`); FTS5 stops counting at the cap, but
+a GIN index answers a match with a bitmap of every matching row first (a name prefix held
+by 99,393 of a million rows: 24 ms). A lexeme the word table says at least `cap` rows hold
+answers such a count at once: every row holding it matches.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, TableClause, bindparam, func, literal_column
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    TableClause,
+    Text,
+    bindparam,
+    case,
+    column,
+    exists,
+    func,
+    literal_column,
+    select,
+    table,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.visitors import InternalTraversal
@@ -33,7 +56,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TABLES",
+    "WORD_TABLES",
+    "Counted",
     "contents",
+    "counts",
     "drop",
     "ensure",
     "index",
@@ -44,7 +70,7 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-_MARK: Final = "apexmem full text 3"
+_MARK: Final = "apexmem full text 4"
 """Each table's comment: a table without it was made otherwise and is made again."""
 _ACCENTED: Final = "àáâãäåāăąçćčďèéêëēėęěìíîïīįłñńňòóôõöøōőŕřśšşťùúûüūůűųýÿźżž"
 _PLAIN: Final = "aaaaaaaaacccdeeeeeeeeiiiiiilnnnooooooooorrsssstuuuuuuuuyyzzz"
@@ -86,6 +112,9 @@ _CREATE: Final = {
             || to_tsvector('{_TEXT_CONFIG}', grams)) STORED)""",
 }
 TABLES: Final = tuple(_CREATE)
+_WORDS: Final = {name: f"{name}_words" for name in TABLES}
+"""Each table's word table: how many of its rows hold each lexeme (its `doc`'s)."""
+WORD_TABLES: Final = tuple(_WORDS.values())
 _COLUMNS: Final = {
     "entities_fts": "rowid, entity_id, name, aliases, summary, name_grams, summary_grams",
     "facts_fts": "rowid, fact_id, fact, grams",
@@ -136,11 +165,35 @@ _FILL: Final = (
 )
 
 
+_HOLDERS: Final = """SELECT word, count(*) AS rows
+    FROM {table}, unnest(tsvector_to_array(doc)) AS word WHERE {where} GROUP BY word"""
+_COUNT_WORDS: Final = """INSERT INTO {words} (word, rows) {holders} ORDER BY word
+    ON CONFLICT (word) DO UPDATE SET rows = {words}.rows + excluded.rows"""
+_UNCOUNT_WORDS: Final = """UPDATE {words} AS w SET rows = w.rows - d.rows FROM ({holders}) AS d
+    WHERE w.word = d.word"""
+_NEW: Final = "rowid = ANY(%(new)s::bigint[])"
+_CHANGED: Final = (
+    "rowid IN (SELECT position FROM entities WHERE entity_id = ANY(%(changed)s::varchar[]))"
+)
+
+
+def _count_words(connection: Connection, name: str, where: str, params: Any, *, sign: int) -> None:
+    """Add (`sign` 1) or take away (-1) the lexemes of the rows of table `name` `where` selects."""
+    holders = _HOLDERS.format(table=name, where=where)
+    statement = _COUNT_WORDS if sign > 0 else _UNCOUNT_WORDS
+    connection.exec_driver_sql(statement.format(words=_WORDS[name], holders=holders), params)
+
+
 def index(connection: Connection, rows: Rows) -> None:
-    """Add a batch's rows to the full-text tables, after the graph tables were written."""
+    """Add a batch's rows to the full-text tables, after the graph tables were written, and
+    their lexemes to the word tables (an entity row a name or summary changes: its old
+    lexemes taken away first, its new ones added after)."""
     from apexmem.readmodels.fulltext import parameters
 
     entities, aliases, summaries, facts, messages = parameters(rows)
+    changed = sorted({e for _, e, _ in aliases} | {e for _, e, _ in summaries})
+    if changed:
+        _count_words(connection, "entities_fts", _CHANGED, {"changed": changed}, sign=-1)
     statements: list[tuple[str, list[Any]]] = [
         (_INSERT_ENTITY, entities),
         (_ADD_ALIAS, [{"n": n, "e": e, "g": g} for n, e, g in aliases]),
@@ -151,13 +204,21 @@ def index(connection: Connection, rows: Rows) -> None:
     for sql, params in statements:
         if params:
             run_many(connection, sql, params)
+    if entities or changed:
+        new = [e[0] for e in entities]
+        both = {"new": new, "changed": changed}
+        _count_words(connection, "entities_fts", f"{_NEW} OR {_CHANGED}", both, sign=1)
+    for name, added in (("facts_fts", facts), ("messages_fts", messages)):
+        if added:
+            _count_words(connection, name, _NEW, {"new": [a[0] for a in added]}, sign=1)
 
 
 def ensure(connection: Connection) -> None:
     """Create the full-text tables if any is missing or was made otherwise, filled from the
     graph tables (a no-op when all are in place: every open of the store calls it)."""
+    every = (*TABLES, *WORD_TABLES)
     marks = connection.exec_driver_sql(
-        "SELECT " + ", ".join(f"obj_description(to_regclass('{t}'), 'pg_class')" for t in TABLES)
+        "SELECT " + ", ".join(f"obj_description(to_regclass('{t}'), 'pg_class')" for t in every)
     ).one()
     if all(mark == _MARK for mark in marks):
         return
@@ -167,25 +228,33 @@ def ensure(connection: Connection) -> None:
     for name, create in _CREATE.items():
         connection.exec_driver_sql(create)
         connection.exec_driver_sql(f"CREATE INDEX {name}_doc ON {name} USING gin (doc)")
-        connection.exec_driver_sql(f"COMMENT ON TABLE {name} IS '{_MARK}'")
+        words = _WORDS[name]
+        connection.exec_driver_sql(
+            f'CREATE TABLE {words} (word text COLLATE "C" PRIMARY KEY, rows bigint NOT NULL)'
+        )
+        for made in (name, words):
+            connection.exec_driver_sql(f"COMMENT ON TABLE {made} IS '{_MARK}'")
     for statement in _FILL:
         connection.exec_driver_sql(statement)
     from apexmem.readmodels.fulltext import fill_grams
 
     fill_grams(connection, "%s")
+    for name in TABLES:
+        _count_words(connection, name, "true", {}, sign=1)
 
 
 def drop(connection: Connection) -> None:
     """Drop the full-text tables and their text search configuration."""
     for name in _CREATE:
-        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {name}")
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {name}, {_WORDS[name]}")
     connection.exec_driver_sql(f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {_TEXT_CONFIG}")
     connection.exec_driver_sql("DROP TEXT SEARCH DICTIONARY IF EXISTS apexmem_english")
 
 
 def contents(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
-    """Every full-text table's rows (rowid first, as FTS5's `rowid, *`) in rowid order."""
-    return {
+    """Every full-text table's rows (rowid first, as FTS5's `rowid, *`) in rowid order;
+    then each word table's words some row holds (in byte order, with their counts)."""
+    tables = {
         name: [
             tuple(r)
             for r in connection.exec_driver_sql(
@@ -194,6 +263,10 @@ def contents(connection: Connection) -> dict[str, list[tuple[Any, ...]]]:
         ]
         for name in _CREATE
     }
+    for words in WORD_TABLES:
+        rows = connection.exec_driver_sql(f"SELECT * FROM {words} WHERE rows > 0 ORDER BY word")
+        tables[words] = [tuple(r) for r in rows]
+    return tables
 
 
 def _query(index: TableClause, name: str = "match") -> ColumnElement[Any]:
@@ -205,9 +278,17 @@ def _query(index: TableClause, name: str = "match") -> ColumnElement[Any]:
     text: ColumnElement[Any] = bindparam(name)
     for pattern, replacement in _REWRITES:
         text = func.regexp_replace(text, pattern, replacement, _GLOBAL)
-    text = func.translate(text, _sql_text(_ACCENTED), _sql_text(_PLAIN))
-    config: ColumnElement[Any] = literal_column(f"'{_CONFIGS[index.name]}'::regconfig")
-    return func.to_tsquery(config, text)
+    return func.to_tsquery(_config(index), _plain(text))
+
+
+def _config(index: TableClause) -> ColumnElement[Any]:
+    return literal_column(f"'{_CONFIGS[index.name]}'::regconfig")
+
+
+def _plain(text: ColumnElement[Any]) -> ColumnElement[Any]:
+    """`text` lower-cased, then without diacritics, as `_words` makes a row's text (the
+    other order kept "É" from matching: only lower-case letters are translated)."""
+    return func.translate(func.lower(text), _sql_text(_ACCENTED), _sql_text(_PLAIN))
 
 
 def _sql_text(value: str) -> ColumnElement[Any]:
@@ -228,6 +309,59 @@ _REWRITES: Final = tuple(
     )
 )
 _GLOBAL: Final = _sql_text("g")
+
+
+class Counted(NamedTuple):
+    """Words to count in one index (`counts`): their bound names, whether each is a prefix
+    too, the bound cap, and each word's count read from the GIN index."""
+
+    table: TableClause
+    words: Sequence[str]
+    prefix: bool
+    cap: str
+    matched: Sequence[ColumnElement[int]]
+
+
+def counts(groups: Sequence[Counted]) -> Select[Any]:
+    """One row: how many rows of each group's index hold each of its bound words (as a
+    prefix too if `prefix`), up to its bound cap. A word's `matched` (its count read from
+    the GIN index) is read only when the word table does not say at once that at least the
+    cap of rows hold a lexeme its query finds.
+
+    Each word's lexemes are made once (per configuration) in a subquery of their own,
+    `OFFSET 0` keeping the planner from copying them into every condition. Only a word
+    that is one lexeme is looked up: the query of a word the parser cuts in two asks for
+    both in a row, which a lexeme's count says nothing about.
+    """
+    made: dict[tuple[str, str], ColumnElement[Any]] = {}
+    for group in groups:
+        config = _CONFIGS[group.table.name]
+        for word in group.words:
+            if (config, word) not in made:
+                text = func.to_tsvector(_config(group.table), _plain(bindparam(word)))
+                array = func.tsvector_to_array(text, type_=ARRAY(Text))
+                made[(config, word)] = array.label(f"lexemes_{len(made)}")
+    lexemes = select(*made.values()).offset(0).subquery("lexemes")
+    columns: list[ColumnElement[Any]] = []
+    for group in groups:
+        config = _CONFIGS[group.table.name]
+        words = table(_WORDS[group.table.name], column("word", Text), column("rows"))
+        for word, matched in zip(group.words, group.matched, strict=True):
+            found = lexemes.c[made[(config, word)].name]
+            lexeme = found[1].collate("C")
+            holding = [words.c.word == lexeme]
+            if group.prefix:  # every lexeme beginning with it: a range of the table's key
+                holding = [words.c.word >= lexeme, words.c.word < lexeme.concat(_LAST)]
+            enough = exists().where(
+                func.cardinality(found) == 1, *holding, words.c.rows >= bindparam(group.cap)
+            )
+            columns.append(case((enough, bindparam(group.cap)), else_=matched))
+    return select(*columns).select_from(lexemes)
+
+
+_LAST: Final = literal_column("chr(1114111)", Text)
+"""The last code point: a text beginning with a prefix sorts below the prefix followed by it
+(byte order, the word table's collation)."""
 
 
 def matches(index: TableClause, name: str = "match") -> ColumnElement[bool]:

@@ -22,6 +22,7 @@ def url() -> Iterator[str]:
 def told(memory: Memory, clock: Clock) -> list[datetime]:
     """The same story on any backend; the times a view is asked at."""
     times = []
+
     def job(person: str, episode: str) -> None:
         memory.assert_fact(
             subject=person, subject_type="person", relation="works_at",

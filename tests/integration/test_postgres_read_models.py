@@ -21,7 +21,7 @@ from apexmem.domain.settings import (
     Settings,
 )
 from apexmem.events.errors import ApexmemError
-from apexmem.readmodels import ReadModelStore
+from apexmem.readmodels import ReadModelStore, fulltext_pg
 from apexmem.readmodels.store import dump
 
 Clock = Callable[[], datetime]
@@ -106,6 +106,8 @@ def test_the_same_writes_project_the_same_rows_on_both_backends(
         expected = dump(connection)
     with on_postgres.store.read() as connection:
         found = dump(connection)
+    # PostgreSQL's word tables are its own (FTS5 counts words in its index)
+    assert all(found.pop(name) for name in fulltext_pg.WORD_TABLES)
 
     assert found == expected
     assert len(found["facts"]) >= 6

@@ -70,8 +70,10 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-_MARK: Final = "apexmem full text 4"
+_MARK: Final = "apexmem full text 3"
 """Each table's comment: a table without it was made otherwise and is made again."""
+_WORDS_MARK: Final = "apexmem words 1"
+"""Each word table's comment, likewise."""
 _ACCENTED: Final = "àáâãäåāăąçćčďèéêëēėęěìíîïīįłñńňòóôõöøōőŕřśšşťùúûüūůűųýÿźżž"
 _PLAIN: Final = "aaaaaaaaacccdeeeeeeeeiiiiiilnnnooooooooorrsssstuuuuuuuuyyzzz"
 _TEXT_CONFIG: Final = "apexmem_text"
@@ -215,12 +217,17 @@ def index(connection: Connection, rows: Rows) -> None:
 
 def ensure(connection: Connection) -> None:
     """Create the full-text tables if any is missing or was made otherwise, filled from the
-    graph tables (a no-op when all are in place: every open of the store calls it)."""
+    graph tables, and the word tables, counted from them (a no-op when all are in place:
+    every open of the store calls it). Word tables alone are made again without touching
+    the full-text tables (a store made before they existed)."""
     every = (*TABLES, *WORD_TABLES)
     marks = connection.exec_driver_sql(
         "SELECT " + ", ".join(f"obj_description(to_regclass('{t}'), 'pg_class')" for t in every)
     ).one()
-    if all(mark == _MARK for mark in marks):
+    texts, words = marks[: len(TABLES)], marks[len(TABLES) :]
+    if all(mark == _MARK for mark in texts):
+        if any(mark != _WORDS_MARK for mark in words):
+            _make_word_tables(connection)
         return
     drop(connection)
     for statement in _CONFIGURE:
@@ -228,18 +235,23 @@ def ensure(connection: Connection) -> None:
     for name, create in _CREATE.items():
         connection.exec_driver_sql(create)
         connection.exec_driver_sql(f"CREATE INDEX {name}_doc ON {name} USING gin (doc)")
-        words = _WORDS[name]
-        connection.exec_driver_sql(
-            f'CREATE TABLE {words} (word text COLLATE "C" PRIMARY KEY, rows bigint NOT NULL)'
-        )
-        for made in (name, words):
-            connection.exec_driver_sql(f"COMMENT ON TABLE {made} IS '{_MARK}'")
+        connection.exec_driver_sql(f"COMMENT ON TABLE {name} IS '{_MARK}'")
     for statement in _FILL:
         connection.exec_driver_sql(statement)
     from apexmem.readmodels.fulltext import fill_grams
 
     fill_grams(connection, "%s")
-    for name in TABLES:
+    _make_word_tables(connection)
+
+
+def _make_word_tables(connection: Connection) -> None:
+    """(Re)make the word tables, counted from the full-text tables."""
+    for name, words in _WORDS.items():
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {words}")
+        connection.exec_driver_sql(
+            f'CREATE TABLE {words} (word text COLLATE "C" PRIMARY KEY, rows bigint NOT NULL)'
+        )
+        connection.exec_driver_sql(f"COMMENT ON TABLE {words} IS '{_WORDS_MARK}'")
         _count_words(connection, name, "true", {}, sign=1)
 
 

@@ -93,3 +93,19 @@ def test_word_counts_are_the_rows_the_index_matches_up_to_the_cap(
                 w: _gin_count(connection, index, w, prefix=prefix, cap=budget + 1) for w in words
             }
             assert counted[index.name] == expected, index.name
+
+
+def test_a_store_made_before_the_word_tables_gets_them_counted_on_open() -> None:
+    with postgres_schema("words_later") as url:
+        with Memory.open(url, embedder=HashingEmbedder()) as memory:
+            memory.assert_facts([{"subject": "Ann", "relation": "likes", "object": "Zebras"}])
+            with memory.store.write() as connection:
+                before = fulltext_pg.contents(connection)
+                for name in fulltext_pg.WORD_TABLES:
+                    connection.exec_driver_sql(f"DROP TABLE {name}")
+        with (
+            Memory.open(url, embedder=HashingEmbedder()) as memory,
+            memory.store.read() as connection,
+        ):
+            assert fulltext_pg.contents(connection) == before
+            assert _kept(connection, "facts_fts")["zebra"] == 1

@@ -336,28 +336,30 @@ def _counts(
 
     FTS5 stops at the cap; PostgreSQL asks its word tables first (`fulltext_pg.counts`).
     """
-    groups = []
-    for name in names:
-        groups.append(_counted(name, terms, prefix, ""))
+    groups = [(name, terms, prefix, "") for name in names]
     if also is not None:
-        groups.append(_counted(*also, "also_"))
+        groups.append((*also, "also_"))
     if on_postgresql:
-        return fulltext_pg.counts(groups)
-    return select(*(m for group in groups for m in group.matched))
-
-
-def _counted(name: str, terms: int, prefix: bool, mark: str) -> fulltext_pg.Counted:
-    """The words `{mark}word_i` of index `name` to count, with each one's count read from
-    the index (`{mark}match_i`, up to `{mark}cap`)."""
-    index = _INDEXES[name]
-    cap = f"{mark}cap"
-    matched = []
-    for i in range(terms):
-        inner = select(index.c.rowid).where(matches(index, f"{mark}match_{i}"))
-        inner = inner.limit(bindparam(cap))
-        matched.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
-    words = [f"{mark}word_{i}" for i in range(terms)]
-    return fulltext_pg.Counted(index, words, prefix, cap, matched)
+        return fulltext_pg.counts(
+            [
+                fulltext_pg.Counted(
+                    _INDEXES[name],
+                    [f"{mark}word_{i}" for i in range(asked)],
+                    [f"{mark}match_{i}" for i in range(asked)],
+                    as_prefix,
+                    f"{mark}cap",
+                )
+                for name, asked, as_prefix, mark in groups
+            ]
+        )
+    counts = []
+    for name, asked, _, mark in groups:
+        index = _INDEXES[name]
+        for i in range(asked):
+            inner = select(index.c.rowid).where(matches(index, f"{mark}match_{i}"))
+            inner = inner.limit(bindparam(f"{mark}cap"))
+            counts.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
+    return select(*counts)
 
 
 def _floor(name: str, below: bool) -> ClauseElement:

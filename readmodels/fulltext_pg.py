@@ -20,8 +20,8 @@ Each table has a word table beside it (`facts_fts_words`...): how many rows hold
 lexeme, kept by `index` in the same transaction. A recall chooses its words by how many
 rows match each (up to a cap, `fulltext.term_counts`); FTS5 stops counting at the cap, but
 a GIN index answers a match with a bitmap of every matching row first (a name prefix held
-by 99,393 of a million rows: 24 ms). A lexeme the word table says at least `cap` rows hold
-answers such a count at once: every row holding it matches.
+by 99,393 of a million rows: 24 ms). The word tables answer those counts instead wherever
+they can (`counts`).
 """
 
 from __future__ import annotations
@@ -299,8 +299,9 @@ def _config(index: TableClause) -> ColumnElement[Any]:
 
 
 def _plain(text: ColumnElement[Any]) -> ColumnElement[Any]:
-    """`text` lower-cased, then without diacritics, as `_words` makes a row's text (the
-    other order kept "É" from matching: only lower-case letters are translated)."""
+    """`text` lower-cased, then without diacritics, as `_words` makes a row's text (only
+    lower-case letters are translated). Query words come lower-cased already
+    (`domain.search_text`); a word's lexemes for the word tables are made the same way."""
     return func.translate(func.lower(text), _sql_text(_ACCENTED), _sql_text(_PLAIN))
 
 

@@ -109,3 +109,9 @@ def test_a_store_made_before_the_word_tables_gets_them_counted_on_open() -> None
         ):
             assert fulltext_pg.contents(connection) == before
             assert _kept(connection, "facts_fts")["zebra"] == 1
+
+
+@pytest.mark.parametrize("asked", ["École", "ÉCOLE", "ecole"])
+def test_an_upper_case_accented_word_finds_its_name(memory: Memory, asked: str) -> None:
+    found = memory.as_of().search_entities(asked)
+    assert [hit.name for hit in found] == ["Work Group"]

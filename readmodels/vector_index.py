@@ -121,7 +121,14 @@ class _Header(msgspec.Struct, frozen=True, kw_only=True):
 class _Kind:
     """One kind's index, and how many of its ids stand for a replaced text (tombstones)."""
 
-    def __init__(self, index: Any, dead: int = 0, rows: ExactRows | None = None) -> None:
+    def __init__(
+        self,
+        index: Any,
+        dead: int = 0,
+        rows: ExactRows | None = None,
+        *,
+        spill_to: Path | None = None,
+    ) -> None:
         self.index = index
         self.dead = dead
         faiss = _faiss()
@@ -129,7 +136,7 @@ class _Kind:
         self.rows: ExactRows | None = None
         """An HNSW index's float32 vectors, to score its candidates exactly."""
         if self.hnsw:
-            self.rows = rows if rows is not None else ExactRows(int(index.d))
+            self.rows = rows if rows is not None else ExactRows(int(index.d), spill_to=spill_to)
 
     def add(self, vids: Any, matrix: Any) -> None:
         """Add these vectors under these vids (ascending, past every vid held)."""
@@ -393,7 +400,8 @@ class VectorIndex:
                 ids = faiss.vector_to_array(index.id_map)
                 if len(ids) != count:
                     return f"{count} float32 rows of {kind} for {len(ids)} ids"
-                rows = ExactRows.mapped(source, rows_at, ids, self.dimension)
+                spill_to = self.path.parent
+                rows = ExactRows.mapped(source, rows_at, ids, self.dimension, spill_to=spill_to)
             rows_at += 4 * self.dimension * count
             held.append(_Kind(index, header.dead.get(kind, 0), rows))
         return header, held
@@ -419,7 +427,7 @@ class VectorIndex:
     def _build(self, connection: Connection, kind: Kind) -> _Kind:
         """`kind`'s index from its SQL vectors, added a chunk at a time."""
         count = count_items(connection, model=self.model, kind=kind)
-        held = _Kind(self._empty(hnsw=count >= self.hnsw_threshold))
+        held = _Kind(self._empty(hnsw=count >= self.hnsw_threshold), spill_to=self.path.parent)
         rows = kind_vectors(connection, model=self.model, kind=kind)
         for vids, matrix in _chunks(rows, self.dimension):
             if not held.index.is_trained:

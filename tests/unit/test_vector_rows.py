@@ -22,18 +22,22 @@ def _matrix(ids: list[int]) -> np.ndarray:
     st.integers(0, 60),
     st.lists(st.integers(1, 20), max_size=5),
     st.randoms(use_true_random=False),
+    st.integers(0, 70),
 )
-def test_rows_saved_and_mapped_then_added_answer_every_id(
+def test_rows_saved_and_mapped_then_added_answer_every_id(  # noqa: PLR0917 - hypothesis's
     tmp_path_factory: pytest.TempPathFactory,
     ids: list[int],
     saved: int,
     cuts: list[int],
     chance: object,
+    spill: int,
 ) -> None:
     """Rows written by one `ExactRows` and mapped by another, then more added in chunks,
-    give back each id's own row, in the order asked."""
+    give back each id's own row, in the order asked, and write them all again in order;
+    rows past `spill` held in memory go to a temporary file on the way."""
     saved = min(saved, len(ids))
-    first = ExactRows(DIMENSION)
+    spill_to = tmp_path_factory.mktemp("spill")
+    first = ExactRows(DIMENSION, spill_to=spill_to, spill_rows=spill)
     start = 0
     for cut in [*cuts, len(ids)]:  # the saved ones added in chunks too
         end = min(saved, start + cut)
@@ -44,7 +48,8 @@ def test_rows_saved_and_mapped_then_added_answer_every_id(
         out.write(b"head")
         first.write(out.write)
     with path.open("rb") as source:
-        rows = ExactRows.mapped(source, 4, np.asarray(ids[:saved]), DIMENSION)
+        at = np.asarray(ids[:saved])
+        rows = ExactRows.mapped(source, 4, at, DIMENSION, spill_to=spill_to, spill_rows=spill)
     for begin in range(saved, len(ids), 7):
         chunk = ids[begin : begin + 7]
         rows.add(np.asarray(chunk), _matrix(chunk))
@@ -52,6 +57,9 @@ def test_rows_saved_and_mapped_then_added_answer_every_id(
     chance.shuffle(asked)  # type: ignore[attr-defined]
     assert len(rows) == len(ids)
     assert np.array_equal(rows.vectors(asked), _matrix(asked))
+    written: list[bytes] = []
+    rows.write(written.append)
+    assert b"".join(written) == _matrix(ids).tobytes()
 
 
 def test_ids_must_ascend_past_those_held() -> None:

@@ -362,11 +362,15 @@ def _counts(
     return select(*counts)
 
 
-def _floor(name: str, below: bool) -> ClauseElement:
+def _floor(name: str, below: bool, on_postgresql: bool = False) -> ClauseElement:
+    """The rowid of the match `cap` places below the newest (at or below `ceiling` if
+    `below`): None when fewer match. PostgreSQL's is `fulltext_pg.floor`."""
     index = _INDEXES[name]
     statement = select(index.c.rowid).where(matches(index))
     if below:
         statement = statement.where(index.c.rowid <= bindparam("ceiling"))
+    if on_postgresql:
+        return fulltext_pg.floor(index, below)
     return statement.order_by(index.c.rowid.desc()).limit(1).offset(bindparam("cap"))
 
 
@@ -492,7 +496,11 @@ def rarest(
     match = any_query(chosen, prefix=prefix)
     if total <= budget:
         return match, None
-    found = _FLOOR.rows(connection, {"match": match, "cap": budget}, index.name, False)
+    params = {"match": match, "cap": budget, "scan": budget * fulltext_pg.SCAN_FIRST}
+    # PostgreSQL guesses how many rows hold a whole word well (from its statistics), and a
+    # prefix badly: it plans a prefix's floor poorly (`fulltext_pg.floor`)
+    walk = prefix and connection.dialect.name == "postgresql"
+    found = _FLOOR.rows(connection, params, index.name, False, walk)
     return match, (found[0][0] if found else None)
 
 
@@ -548,6 +556,6 @@ def windows(
         if floor is None:
             return
         params = {"match": match, "cap": budget, "ceiling": floor}
-        found = _FLOOR.rows(connection, params, index.name, True)
+        found = _FLOOR.rows(connection, params, index.name, True, False)
         ceiling, floor = floor, (found[0][0] if found else None)
         yield Window(match, floor, ceiling)

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from apexmem.readmodels.fulltext import Rows
 
 __all__ = [
+    "SCAN_FIRST",
     "TABLES",
     "WORD_TABLES",
     "Counted",
@@ -63,6 +64,7 @@ __all__ = [
     "counts",
     "drop",
     "ensure",
+    "floor",
     "index",
     "matches",
     "per_dialect",
@@ -397,6 +399,38 @@ def counts(groups: Sequence[Counted]) -> Select[Any]:
             whole = _matched(group.table, query, group.cap, limited=False)
             columns.append(case((~one, matched), (enough, cap), (several, whole), else_=only))
     return select(*columns).select_from(lexemes)
+
+
+SCAN_FIRST: Final = 16
+"""`floor` looks for its match among the newest `cap` x SCAN_FIRST rows first."""
+
+
+def floor(index: TableClause, below: bool) -> Select[Any]:
+    """One row: the rowid of `index`'s match of the bound `match` (at or below the bound
+    `ceiling` if `below`) `cap` places below the newest; None when fewer match.
+
+    For a prefix (a whole word's rows are guessed well from the statistics, and the plain
+    ordered statement serves it). Ordered by rowid with a limit, the planner walked the
+    primary key backwards when it thought a prefix common, reading every row when it was
+    not (a name prefix it expected in 2,298 rows and 596 held: 99,000 rows, 32 ms); asked
+    for every match first, it builds a bitmap of all of them, as slow for a common word
+    (45,554 rows: 87 ms, where the walk read 10,506 rows in 1.8 ms). So the newest `scan`
+    rows are looked at first (a walk of bounded length, enough for a word in one row of
+    `SCAN_FIRST`), and only when they hold too few matches is every match asked for (a
+    bitmap of a word rare there). The same row either way.
+    """
+    bound = [index.c.rowid <= bindparam("ceiling")] if below else []
+    doc: ColumnElement[Any] = literal_column(f"{index.name}.doc")
+    walked = select(index.c.rowid, doc.label("doc")).where(*bound)
+    newest = walked.order_by(index.c.rowid.desc()).limit(bindparam("scan")).subquery("newest")
+    held = newest.c.doc.op("@@", is_comparison=True)(_query(index))
+    near = select(newest.c.rowid).where(held).order_by(newest.c.rowid.desc())
+    near = near.limit(1).offset(bindparam("cap"))
+    # OFFSET 0: every match is read first (a bitmap), not found walking the key backwards
+    every = select(index.c.rowid).where(matches(index), *bound).offset(0).subquery("every")
+    anywhere = select(every.c.rowid).order_by(every.c.rowid.desc())
+    anywhere = anywhere.limit(1).offset(bindparam("cap"))
+    return select(func.coalesce(near.scalar_subquery(), anywhere.scalar_subquery()))
 
 
 _LAST: Final = literal_column("chr(1114111)", Text)

@@ -61,3 +61,25 @@ def test_the_older_windows_on_postgresql_are_those_read_one_at_a_time(url: str) 
     assert len(asked[1]) == fulltext.MOST_WINDOWS
     assert [w.floor is None for w in asked[8]] == [False, False, True]  # 8 + 8 + the last 4
     assert len(asked[20]) == 1
+
+
+def test_the_floor_on_postgresql_is_the_one_the_ordered_statement_finds(url: str) -> None:
+    """Found among the newest rows walked, or (too few there) among every match, or none:
+    the row `cap` places below the newest match, as the plain ordered statement says."""
+    with Memory.open(url, embedder=HashingEmbedder()) as memory:
+        _zebras(memory, 20)
+        memory.assert_facts([{"subject": f"Keeper {i}", "relation": "feeds", "object": "lion"}
+                             for i in range(30)])  # fmt: skip
+        with memory.store.read() as connection:
+            match = fulltext.any_query(["zebra"], prefix=False)
+            top = fulltext._FLOOR.rows(connection, {"match": match, "cap": 0}, "facts_fts", False)
+            for ceiling in (None, top[0][0], top[0][0] - 1):
+                for cap in (0, 1, 5, 19, 20, 25):
+                    for scan in (1, 10, 40, 1000):
+                        params = {"match": match, "cap": cap, "scan": scan, "ceiling": ceiling}
+                        below = ceiling is not None
+                        walked = fulltext._FLOOR.rows(connection, params, "facts_fts", below, True)
+                        ordered = fulltext._FLOOR.rows(
+                            connection, params, "facts_fts", below, False
+                        )
+                        assert walked[0][0] == (ordered[0][0] if ordered else None), params

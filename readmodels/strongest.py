@@ -48,8 +48,19 @@ def walk_columns() -> list[Any]:
     ]
 
 
-def _strongest_statement(valid: bool, typed: bool, fading: bool) -> ClauseElement:
+def _strongest_statement(
+    valid: bool, typed: bool, fading: bool, on_postgresql: bool = False
+) -> ClauseElement:
+    """Each side's `top` edges by confidence. On PostgreSQL ordered by expired_at first (null
+    in every row read), then confidence and fact_id: `expired_at IS NULL` does not let its
+    planner read the index in confidence order, so it read every edge of a hub from the
+    table and sorted them (2,147 edges of a company: 7.4 ms, 56 ms from disk); in the
+    index's own order it walks the index backwards and stops at `top` (1.5 ms). SQLite
+    walks it so for confidence alone (a NULLS FIRST order would make it sort instead)."""
     joined = facts.outerjoin(retrievals, retrievals.c.fact_id == facts.c.fact_id)
+    order = [facts.c.confidence.desc()]
+    if on_postgresql:
+        order = [facts.c.expired_at.desc().nulls_first(), *order, facts.c.fact_id.desc()]
     node: BindParameter[Any] = bindparam("node")
     parts = []
     for side, end in enumerate((facts.c.subject_id, facts.c.object_id)):
@@ -61,7 +72,7 @@ def _strongest_statement(valid: bool, typed: bool, fading: bool) -> ClauseElemen
                 facts.c.object_id.is_not(None),
                 *prepared_believed(valid, False, typed, fading),
             )
-            .order_by(facts.c.confidence.desc())
+            .order_by(*order)
             .limit(bindparam("top"))
         )
         parts.append(select(part.subquery()))
@@ -107,8 +118,10 @@ def strongest_edges(
     types, fading given) are those of the walk. One statement per entity: one statement for
     them all would be compiled again for every number of entities."""
     found = []
+    on_postgresql = connection.dialect.name == "postgresql"
     for i, node in enumerate(ids):
-        rows = _STRONGEST.rows(connection, {**params, "node": node, "top": top}, *shape)
+        given = {**params, "node": node, "top": top}
+        rows = _STRONGEST.rows(connection, given, *shape, on_postgresql)
         found += [(2 * i + row[0], *row[1:]) for row in rows]
     return found
 

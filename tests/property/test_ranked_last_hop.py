@@ -1,19 +1,20 @@
 """The recall's last hop read strongest first (readmodels.strongest) keeps what a walk of
 every edge keeps: the same edges, scores, hops and seeds, on random graphs with busy
-entities, tied confidences and matches, and retrieval counts. Real SQLite; the hashing
-embedder stands in for WordLlama.
+entities, tied confidences and matches, and retrieval counts. Real SQLite and a real
+PostgreSQL server; the hashing embedder stands in for WordLlama.
 """
 
 from __future__ import annotations
 
 import random
 import uuid
-from typing import Any
+from typing import Any, Final
 from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pg_schemas import postgres_schema
 
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
@@ -55,14 +56,17 @@ def _kept(expansion: Expansion) -> list[tuple[float, str, int, str]]:
     return [(round(s.score, 12), s.edge.fact_id, s.hop, s.seed) for s in expansion.edges]
 
 
+_GRAPHS: Final = {
+    "graph": st.randoms(use_true_random=False),
+    "keep": st.integers(1, 4),
+    "hops": st.integers(1, 2),
+    "types": st.sampled_from([(), ("semantic",), ("semantic", "causal"), ("entity", "temporal")]),
+    "top": st.sampled_from([1, 2, 4, 8]),
+}
+
+
 @settings(max_examples=40)
-@given(
-    graph=st.randoms(use_true_random=False),
-    keep=st.integers(1, 4),
-    hops=st.integers(1, 2),
-    types=st.sampled_from([(), ("semantic",), ("semantic", "causal"), ("entity", "temporal")]),
-    top=st.sampled_from([1, 2, 4, 8]),
-)
+@given(**_GRAPHS)
 def test_the_last_hop_read_strongest_first_keeps_what_a_full_walk_keeps(
     tmp_path_factory: pytest.TempPathFactory,
     *,
@@ -75,45 +79,77 @@ def test_the_last_hop_read_strongest_first_keeps_what_a_full_walk_keeps(
     """`top` edges per side read first (32 in a recall): few, so that the rest of an
     entity, and the edges with a retrieval count, are often needed."""
     with Memory.open(tmp_path_factory.mktemp("hop"), embedder=HashingEmbedder(64)) as memory:
-        memory.assert_facts(_graph(graph))
-        ids = {e.name: e.entity_id for e in memory.entities()}
-        believed = {f.fact_id: f for n in sorted(ids) for f in memory.facts_about(n)}
-        # Mostly weak edges: a count lifts a 0.3 or 0.6 edge past stronger unread ones
-        # only when the walk reads the edges with a retrieval count apart.
-        weak = sorted(i for i, f in believed.items() if f.confidence <= 0.6)
-        retrieved = graph.sample(weak, min(len(weak), 5)) + graph.sample(sorted(believed), 1)
-        memory.log.append(
-            [
-                NewEvent(stream_id=uuid.uuid4(), version=1, data=FactsRetrieved(fact_ids=[f]))
-                for f in retrieved
-                for _ in range(graph.choice([1, 4, 30, 120]))
-            ]
-        )
-        assert memory.retrieval_counts(retrieved)  # projected: the counts are read
-        start = {
-            ids[n]: graph.choice([0.2, 0.5, 0.5, 1.0])
-            for n in graph.sample(sorted(ids), min(3, len(ids)))
-        }
-        ceiling = max(EDGE_TYPE_WEIGHTS[t] for t in types or _TYPES)
-        runs = []
-        with (
-            memory.store.read() as connection,
-            patch.object(traverse, "_TOP", top),
-            patch.object(traverse, "_TOP_PER_KEPT", 0),
-        ):
-            for evolved, bound in ((True, ceiling), (False, ceiling), (False, float("inf"))):
-                runs.append(
-                    expand(
-                        connection,
-                        start,
-                        score=_score,
-                        keep=keep,
-                        ceiling=bound,
-                        max_hops=hops,
-                        lens=Lens(edge_types=tuple(types)),
-                        evolved=evolved,
-                    )
+        _check(memory, graph, keep=keep, hops=hops, types=types, top=top)
+
+
+@settings(max_examples=12, deadline=None)
+@given(**_GRAPHS)
+def test_the_last_hop_on_postgresql_keeps_what_a_full_walk_keeps(
+    *,
+    graph: random.Random,
+    keep: int,
+    hops: int,
+    types: tuple[str, ...],
+    top: int,
+) -> None:
+    """The same on PostgreSQL, whose strongest edges are read in another order of the index
+    (`strongest._strongest_statement`)."""
+    with (
+        postgres_schema("hop") as url,
+        Memory.open(url, embedder=HashingEmbedder(64)) as memory,
+    ):
+        _check(memory, graph, keep=keep, hops=hops, types=types, top=top)
+
+
+def _check(
+    memory: Memory,
+    graph: random.Random,
+    *,
+    keep: int,
+    hops: int,
+    types: tuple[str, ...],
+    top: int,
+) -> None:
+    """The last hop read strongest first, and walked whole, keep the same edges."""
+    memory.assert_facts(_graph(graph))
+    ids = {e.name: e.entity_id for e in memory.entities()}
+    believed = {f.fact_id: f for n in sorted(ids) for f in memory.facts_about(n)}
+    # Mostly weak edges: a count lifts a 0.3 or 0.6 edge past stronger unread ones
+    # only when the walk reads the edges with a retrieval count apart.
+    weak = sorted(i for i, f in believed.items() if f.confidence <= 0.6)
+    retrieved = graph.sample(weak, min(len(weak), 5)) + graph.sample(sorted(believed), 1)
+    memory.log.append(
+        [
+            NewEvent(stream_id=uuid.uuid4(), version=1, data=FactsRetrieved(fact_ids=[f]))
+            for f in retrieved
+            for _ in range(graph.choice([1, 4, 30, 120]))
+        ]
+    )
+    assert memory.retrieval_counts(retrieved)  # projected: the counts are read
+    start = {
+        ids[n]: graph.choice([0.2, 0.5, 0.5, 1.0])
+        for n in graph.sample(sorted(ids), min(3, len(ids)))
+    }
+    ceiling = max(EDGE_TYPE_WEIGHTS[t] for t in types or _TYPES)
+    runs = []
+    with (
+        memory.store.read() as connection,
+        patch.object(traverse, "_TOP", top),
+        patch.object(traverse, "_TOP_PER_KEPT", 0),
+    ):
+        for evolved, bound in ((True, ceiling), (False, ceiling), (False, float("inf"))):
+            runs.append(
+                expand(
+                    connection,
+                    start,
+                    score=_score,
+                    keep=keep,
+                    ceiling=bound,
+                    max_hops=hops,
+                    lens=Lens(edge_types=tuple(types)),
+                    evolved=evolved,
                 )
+            )
     ranked, walked, full = (_kept(r) for r in runs)
     assert ranked == walked == full
 

@@ -342,7 +342,7 @@ def _counts(
     if on_postgresql:
         return fulltext_pg.counts(
             [
-                fulltext_pg.Counted(
+                fulltext_pg.WordGroup(
                     _INDEXES[name],
                     [f"{mark}word_{i}" for i in range(asked)],
                     [f"{mark}match_{i}" for i in range(asked)],
@@ -362,14 +362,14 @@ def _counts(
     return select(*counts)
 
 
-def _floor(name: str, below: bool, on_postgresql: bool = False) -> ClauseElement:
+def _floor(name: str, below: bool, walk: bool = False) -> ClauseElement:
     """The rowid of the match `cap` places below the newest (at or below `ceiling` if
-    `below`): None when fewer match. PostgreSQL's is `fulltext_pg.floor`."""
+    `below`): None when fewer match. `walk`: a prefix on PostgreSQL (`fulltext_pg.floor`)."""
     index = _INDEXES[name]
     statement = select(index.c.rowid).where(matches(index))
     if below:
         statement = statement.where(index.c.rowid <= bindparam("ceiling"))
-    if on_postgresql:
+    if walk:
         return fulltext_pg.floor(index, below)
     return statement.order_by(index.c.rowid.desc()).limit(1).offset(bindparam("cap"))
 

@@ -59,7 +59,7 @@ __all__ = [
     "SCAN_FIRST",
     "TABLES",
     "WORD_TABLES",
-    "Counted",
+    "WordGroup",
     "contents",
     "counts",
     "drop",
@@ -327,7 +327,7 @@ _REWRITES: Final = tuple(
 _GLOBAL: Final = _sql_text("g")
 
 
-class Counted(NamedTuple):
+class WordGroup(NamedTuple):
     """Words to count in one index (`counts`): the bound names of the words and of their
     queries (`fulltext.any_query`), whether each is a prefix too, and the bound cap."""
 
@@ -350,7 +350,7 @@ def _matched(index: TableClause, query: str, cap: str, *, limited: bool) -> Colu
     return select(func.count()).select_from(inner.subquery()).scalar_subquery()
 
 
-def counts(groups: Sequence[Counted]) -> Select[Any]:
+def counts(groups: Sequence[WordGroup]) -> Select[Any]:
     """One row: how many rows of each group's index hold each of its bound words (as a
     prefix too if `prefix`), up to its bound cap, from the word tables where they can say:
 

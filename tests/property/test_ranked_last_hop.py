@@ -65,33 +65,24 @@ _GRAPHS: Final = {
 }
 
 
+_DRAWN: Final = st.fixed_dictionaries(_GRAPHS)
+"""A graph (the random source), and `keep`, `hops`, `types`, `top` of the walk."""
+
+
 @settings(max_examples=40)
-@given(**_GRAPHS)
+@given(drawn=_DRAWN)
 def test_the_last_hop_read_strongest_first_keeps_what_a_full_walk_keeps(
-    tmp_path_factory: pytest.TempPathFactory,
-    *,
-    graph: random.Random,
-    keep: int,
-    hops: int,
-    types: tuple[str, ...],
-    top: int,
+    tmp_path_factory: pytest.TempPathFactory, drawn: dict[str, Any]
 ) -> None:
     """`top` edges per side read first (32 in a recall): few, so that the rest of an
     entity, and the edges with a retrieval count, are often needed."""
     with Memory.open(tmp_path_factory.mktemp("hop"), embedder=HashingEmbedder(64)) as memory:
-        _check(memory, graph, keep=keep, hops=hops, types=types, top=top)
+        _check(memory, **drawn)
 
 
 @settings(max_examples=12, deadline=None, derandomize=True, database=None)
-@given(**_GRAPHS)
-def test_the_last_hop_on_postgresql_keeps_what_a_full_walk_keeps(
-    *,
-    graph: random.Random,
-    keep: int,
-    hops: int,
-    types: tuple[str, ...],
-    top: int,
-) -> None:
+@given(drawn=_DRAWN)
+def test_the_last_hop_on_postgresql_keeps_what_a_full_walk_keeps(drawn: dict[str, Any]) -> None:
     """The same on PostgreSQL, whose strongest edges are read in another order of the index
     (`strongest._strongest_statement`). A fixed set of examples: a random run found a
     graph where the ranked last hop keeps another edge than the full walk on PostgreSQL,
@@ -101,13 +92,13 @@ def test_the_last_hop_on_postgresql_keeps_what_a_full_walk_keeps(
         postgres_schema("hop") as url,
         Memory.open(url, embedder=HashingEmbedder(64)) as memory,
     ):
-        _check(memory, graph, keep=keep, hops=hops, types=types, top=top)
+        _check(memory, **drawn)
 
 
 def _check(
     memory: Memory,
-    graph: random.Random,
     *,
+    graph: random.Random,
     keep: int,
     hops: int,
     types: tuple[str, ...],

@@ -201,7 +201,8 @@ def expand(
     the most, `match / (1 + hop)`. At most `frontier_limit` entities are expanded per hop,
     the strongest, and only those whose edges could still enter the best `keep`: `ceiling`
     is the most `score` multiplies `match / (1 + hop)` by, so an entity whose bound is
-    below the `keep`-th score found is not walked (nor anything beyond it). Rows
+    below the `keep`-th score found is not walked (nor anything beyond it); its bound
+    counts the far end of its edges too, which may be reached from a stronger seed. Rows
     stay as stored, so a caller converts only the few it keeps. `out_of_time` is asked
     before each hop. Only the edges `lens` sees are walked.
 
@@ -222,11 +223,19 @@ def expand(
     state = _State(reached=reached, keep=keep, ceiling=ceiling, score=score)
     state.over = None if costs is None else {s: m for s, (_, m, _) in reached.items()}
     expanded: list[str] = []
+    strongest = max(seeds.values(), default=0.0)
     for hop in range(max_hops):
         if len(state.best) >= keep > 0:
             floor = state.best[keep - 1].score
-            # An entity whose bound equals the floor stays: a tie goes to the smaller fact id.
-            frontier = [n for n in frontier if reached[n][1] / (1 + hop) * ceiling >= floor]
+            # An edge of an entity `hop` hops out scores from its end that gives it the most:
+            # that entity (its match / (1 + hop)), or an entity farther out, reached from
+            # any seed (at most the strongest seed's match / (2 + hop)). Only when neither
+            # can reach the floor is the entity left (an entity whose bound equals the
+            # floor stays: a tie goes to the smaller fact id).
+            farther = strongest / (2 + hop)
+            frontier = [
+                n for n in frontier if max(reached[n][1] / (1 + hop), farther) * ceiling >= floor
+            ]
         if not frontier:
             break
         if out_of_time():

@@ -322,44 +322,55 @@ def rank(index: TableClause) -> ColumnElement[float]:
 
 
 def _counts(
-    on_postgresql: bool,
     names: tuple[str, ...],
     terms: int,
     prefix: bool,
     also: tuple[str, int, bool] | None = None,
 ) -> ClauseElement:
     """Rows of each index of `names` matching each of the `terms` queries `match_0`,
-    `match_1`... (of the words `word_0`, `word_1`..., as prefixes too if `prefix`), up to
-    `cap`, one statement for them all (index by index); then, for `also` (an index, a
-    number of words and whether they are prefixes), its rows matching `also_match_0`...
-    (up to `also_cap`).
-
-    FTS5 stops at the cap; PostgreSQL asks its word tables first (`fulltext_pg.counts`).
+    `match_1`... (as prefixes too if `prefix`), up to `cap`, one statement for them all
+    (index by index); then, for `also` (an index, a number of words and whether they are
+    prefixes), its rows matching `also_match_0`... (up to `also_cap`). FTS5 stops at the cap.
     """
-    groups = [(name, terms, prefix, "") for name in names]
-    if also is not None:
-        groups.append((*also, "also_"))
-    if on_postgresql:
-        return fulltext_pg.counts(
-            [
-                fulltext_pg.WordGroup(
-                    _INDEXES[name],
-                    [f"{mark}word_{i}" for i in range(asked)],
-                    [f"{mark}match_{i}" for i in range(asked)],
-                    as_prefix,
-                    f"{mark}cap",
-                )
-                for name, asked, as_prefix, mark in groups
-            ]
-        )
     counts = []
-    for name, asked, _, mark in groups:
+    for name, asked, _, mark in _groups(names, terms, prefix, also):
         index = _INDEXES[name]
         for i in range(asked):
             inner = select(index.c.rowid).where(matches(index, f"{mark}match_{i}"))
             inner = inner.limit(bindparam(f"{mark}cap"))
             counts.append(select(func.count()).select_from(inner.subquery()).scalar_subquery())
     return select(*counts)
+
+
+def _word_counts(
+    names: tuple[str, ...],
+    terms: int,
+    prefix: bool,
+    also: tuple[str, int, bool] | None = None,
+) -> ClauseElement:
+    """`_counts` on PostgreSQL, of the words `word_0`... (`also_word_0`...) from its word
+    tables (`fulltext_pg.counts`): what they cannot say is left to `_gin_counts`."""
+    return fulltext_pg.counts(
+        [
+            fulltext_pg.WordGroup(
+                _INDEXES[name], [f"{mark}word_{i}" for i in range(asked)], as_prefix, f"{mark}cap"
+            )
+            for name, asked, as_prefix, mark in _groups(names, terms, prefix, also)
+        ]
+    )
+
+
+def _groups(
+    names: tuple[str, ...], terms: int, prefix: bool, also: tuple[str, int, bool] | None
+) -> list[tuple[str, int, bool, str]]:
+    """Each index counted: its name, words, whether they are prefixes, its parameters' mark."""
+    groups = [(name, terms, prefix, "") for name in names]
+    return groups if also is None else [*groups, (*also, "also_")]
+
+
+def _gin_counts(asked: tuple[tuple[str, str, str, bool], ...]) -> ClauseElement:
+    """The counts `_word_counts` left to the GIN index: (index, query, cap, whole) each."""
+    return fulltext_pg.gin_counts([(_INDEXES[n], q, cap, whole) for n, q, cap, whole in asked])
 
 
 def _floor(name: str, below: bool, walk: bool = False) -> ClauseElement:
@@ -396,6 +407,8 @@ def _floors(name: str) -> ClauseElement:
 
 _INDEXES: Final = {i.name: i for i in (entities_fts, facts_fts, messages_fts)}
 _COUNTS: Final = Prepared(_counts)
+_WORD_COUNTS: Final = Prepared(_word_counts, keyed=True)
+_GIN_COUNTS: Final = Prepared(_gin_counts)
 _FLOOR: Final = Prepared(_floor)
 _FLOORS: Final = Prepared(_floors)
 
@@ -454,13 +467,36 @@ def counted_terms(
             (f"also_match_{i}", any_query([t], prefix=also.prefix)) for i, t in enumerate(more)
         )
         params.update((f"also_word_{i}", t) for i, t in enumerate(more))
-    on_postgresql = connection.dialect.name == "postgresql"
-    row = _COUNTS.rows(connection, params, on_postgresql, names, len(asked), prefix, extra)[0]
+    shape = (names, len(asked), prefix, extra)
+    if connection.dialect.name == "postgresql":
+        row = _pg_counts(connection, params, shape)
+    else:
+        row = _COUNTS.rows(connection, params, *shape)[0]
     for i, name in enumerate(names):
         found[name] = dict(zip(asked, row[i * len(asked) : (i + 1) * len(asked)], strict=True))
     if extra is not None:
         found[extra[0]] = dict(zip(more, row[len(names) * len(asked) :], strict=True))
     return found
+
+
+def _pg_counts(
+    connection: Connection,
+    params: dict[str, Any],
+    shape: tuple[tuple[str, ...], int, bool, tuple[str, int, bool] | None],
+) -> list[int]:
+    """`_COUNTS`'s row on PostgreSQL: from the word tables, then the GIN index for what
+    they cannot say (a prefix of several rare lexemes, a word the parser cuts in two)."""
+    row = list(_WORD_COUNTS.rows(connection, params, *shape)[0])
+    left = []
+    for name, words, _, mark in _groups(*shape):
+        left += [(name, f"{mark}match_{i}", f"{mark}cap") for i in range(words)]
+    wanted = [i for i, count in enumerate(row) if count < 0]
+    if wanted:
+        asked = tuple((*left[i], row[i] == fulltext_pg.GIN_WHOLE) for i in wanted)
+        found = _GIN_COUNTS.rows(connection, params, asked)[0]
+        for i, count in zip(wanted, found, strict=True):
+            row[i] = count
+    return row
 
 
 def rarest(

@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from apexmem.readmodels.fulltext import Rows
 
 __all__ = [
+    "GIN_LIMITED",
+    "GIN_WHOLE",
     "SCAN_FIRST",
     "TABLES",
     "WORD_TABLES",
@@ -65,6 +67,7 @@ __all__ = [
     "drop",
     "ensure",
     "floor",
+    "gin_counts",
     "index",
     "matches",
     "per_dialect",
@@ -328,12 +331,11 @@ _GLOBAL: Final = _sql_text("g")
 
 
 class WordGroup(NamedTuple):
-    """Words to count in one index (`counts`): the bound names of the words and of their
-    queries (`fulltext.any_query`), whether each is a prefix too, and the bound cap."""
+    """Words to count in one index (`counts`): the bound names of the words, whether each
+    is a prefix too, and the bound cap."""
 
     table: TableClause
     words: Sequence[str]
-    queries: Sequence[str]
     prefix: bool
     cap: str
 
@@ -350,6 +352,12 @@ def _matched(index: TableClause, query: str, cap: str, *, limited: bool) -> Colu
     return select(func.count()).select_from(inner.subquery()).scalar_subquery()
 
 
+GIN_LIMITED: Final = -1
+"""A count `counts` leaves to the GIN index, up to the cap (`gin_counts`)."""
+GIN_WHOLE: Final = -2
+"""A count `counts` leaves to the GIN index, counted whole (`gin_counts`)."""
+
+
 def counts(groups: Sequence[WordGroup]) -> Select[Any]:
     """One row: how many rows of each group's index hold each of its bound words (as a
     prefix too if `prefix`), up to its bound cap, from the word tables where they can say:
@@ -358,10 +366,12 @@ def counts(groups: Sequence[WordGroup]) -> Select[Any]:
     - a prefix: the cap when a lexeme beginning with it is held by as many rows, else the
       rows holding the only such lexeme (none: 0).
 
-    Else the count is read from the GIN index (`_matched`): for a prefix of several
-    lexemes, each held by fewer rows than the cap (their rows may overlap), counted whole
-    (at most their rows); for a word the parser cuts in two (its query asks for both in a
-    row), up to the cap.
+    Else the count is left to the GIN index (`gin_counts`): `GIN_WHOLE` for a prefix of
+    several lexemes, each held by fewer rows than the cap (their rows may overlap), to be
+    counted whole (at most their rows); `GIN_LIMITED` for a word the parser cuts in two
+    (its query asks for both in a row), up to the cap. Without a full-text query in it,
+    the statement is planned in a fraction of the time (the planner costs each match
+    against the index's statistics) and its plan holds for any words: it may be prepared.
 
     Each word's lexemes are made once (per configuration) in a subquery of their own,
     `OFFSET 0` keeping the planner from copying them into every condition.
@@ -380,15 +390,14 @@ def counts(groups: Sequence[WordGroup]) -> Select[Any]:
         config = _CONFIGS[group.table.name]
         words = table(_WORDS[group.table.name], column("word", Text), column("rows"))
         cap = bindparam(group.cap, type_=Integer)
-        for word, query in zip(group.words, group.queries, strict=True):
-            matched = _matched(group.table, query, group.cap, limited=True)
+        for word in group.words:
             found = lexemes.c[made[(config, word)].name]
             lexeme = found[1].collate("C")
             one = func.cardinality(found) == 1
             if not group.prefix:
                 held = select(func.least(words.c.rows, cap)).where(words.c.word == lexeme)
                 counted = func.coalesce(held.scalar_subquery(), 0)
-                columns.append(case((one, counted), else_=matched))
+                columns.append(case((one, counted), else_=GIN_LIMITED))
                 continue
             # every lexeme beginning with it: a range of the word table's key
             holding = [words.c.word >= lexeme, words.c.word < lexeme.concat(_LAST)]
@@ -396,9 +405,20 @@ def counts(groups: Sequence[WordGroup]) -> Select[Any]:
             first = select(words.c.rows).where(*holding).order_by(words.c.word).limit(1)
             several = first.offset(1).exists()
             only = func.coalesce(first.scalar_subquery(), 0)
-            whole = _matched(group.table, query, group.cap, limited=False)
-            columns.append(case((~one, matched), (enough, cap), (several, whole), else_=only))
+            columns.append(
+                case((~one, GIN_LIMITED), (enough, cap), (several, GIN_WHOLE), else_=only)
+            )
     return select(*columns).select_from(lexemes)
+
+
+def gin_counts(asked: Sequence[tuple[TableClause, str, str, bool]]) -> Select[Any]:
+    """One row: for each (index, bound query, bound cap, whole) of `asked`, the rows of the
+    index the query matches, read from its GIN index up to the cap: with a LIMIT, or
+    counted whole if `whole` (what `counts` left to it)."""
+    columns: list[ColumnElement[Any]] = [
+        _matched(index, query, cap, limited=not whole) for index, query, cap, whole in asked
+    ]
+    return select(*columns)
 
 
 SCAN_FIRST: Final = 16

@@ -488,7 +488,7 @@ def _speakers_and_rates(speakers: bool, known: bool) -> ClauseElement:
     return select(*both.c).order_by(both.c.tag, both.c.at)
 
 
-_SPEAKERS_AND_RATES: Final = Prepared(_speakers_and_rates)
+_SPEAKERS_AND_RATES: Final = Prepared(_speakers_and_rates, keyed=True)
 
 
 def speakers_and_rates(

@@ -286,9 +286,12 @@ def items_of(
     if not vids:
         return {}
     among, params = _among(connection, vids)
-    # On the driver's cursor: asked twice by every recall.
+    # On the driver's cursor (asked three times by every recall), prepared on PostgreSQL.
     rows = driver_rows(
-        connection, f"SELECT vid, item_id, kind, model FROM vector_items WHERE vid {among}", params
+        connection,
+        f"SELECT vid, item_id, kind, model FROM vector_items WHERE vid {among}",
+        params,
+        keyed=True,
     )  # (not through the kind's index: it would be chosen and scanned)
     return {vid: item for vid, item, found, by in rows if found == kind and by == model}
 

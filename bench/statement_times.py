@@ -3,12 +3,13 @@
 Run from the repository root on a memory the suite kept (`python -m bench --work DIR
 --keep`, or `bench/pg_read_models.py --keep DIR`):
   python bench/statement_times.py PLACE [--size 1000000] [--mode bfs] [--past]
-                                  [--queries 60] [--embedder wordllama]
+                                  [--queries 60] [--embedder wordllama] [--tail 0.05]
 PLACE is a memory directory or a PostgreSQL URL with `?schema=`. The questions are the
 suite's for `--size` (bench/recall.py). Every statement a recall runs, through the driver's
 cursor (`readmodels.prepared`) or through SQLAlchemy, is timed and grouped by its first
 words and the table it reads; printed: p50 and p95 of the recalls, the SQL share of their
-mean, and each family's milliseconds and count per recall, largest first. Usage is not
+mean, and each family's milliseconds and count per recall, largest first; with `--tail`,
+the slowest recalls' questions and where their time went. Usage is not
 recorded and nothing is projected inline, so the memory is left as it was.
 """
 
@@ -84,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--embedder", choices=("wordllama", "hashing"), default="wordllama")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--tail", type=float, default=0.0, help="also show the slowest share (0.05: 5%%)"
+    )
     args = parser.parse_args(argv)
     settings = Settings(
         memory=MemorySettings(
@@ -107,20 +111,43 @@ def main(argv: list[str] | None = None) -> int:
             recall(question)
         _SPENT.clear()
         _COUNT.clear()
-        latencies = []
+        latencies, each = [], []
         for question in asked:
+            before = dict(_SPENT)
             started = time.perf_counter()
             recall(question)
             latencies.append(time.perf_counter() - started)
-    latencies.sort()
-    n = len(latencies)
-    p50, p95 = latencies[n // 2] * 1e3, latencies[min(n - 1, int(n * 0.95))] * 1e3
+            each.append({k: v - before.get(k, 0.0) for k, v in _SPENT.items()})
+    ordered = sorted(latencies)
+    n = len(ordered)
+    p50, p95 = ordered[n // 2] * 1e3, ordered[min(n - 1, int(n * 0.95))] * 1e3
     sql, mean = sum(_SPENT.values()) * 1e3 / n, sum(latencies) * 1e3 / n
     print(f"{args.mode}{' as of' if args.past else ''}: {n} recalls, p50 {p50:.1f} ms, ", end="")
     print(f"p95 {p95:.1f} ms; SQL {sql:.1f} of {mean:.1f} ms per recall")
     for name, spent in sorted(_SPENT.items(), key=lambda item: -item[1]):
         print(f"{spent * 1e3 / n:8.2f} ms {_COUNT[name] / n:6.2f}x  {name}")
+    if args.tail:
+        _tail(asked, latencies, each, args.tail)
     return 0
+
+
+def _tail(
+    asked: list[Any], latencies: list[float], each: list[dict[str, float]], share: float
+) -> None:
+    """The slowest `share` of the recalls: each question and its time, then where their
+    time went (each family's mean over them)."""
+    slowest = sorted(range(len(latencies)), key=lambda i: -latencies[i])
+    slowest = slowest[: max(1, round(len(latencies) * share))]
+    print(f"the slowest {len(slowest)}:")
+    for i in slowest:
+        sql = sum(each[i].values()) * 1e3
+        print(f"{latencies[i] * 1e3:8.1f} ms (SQL {sql:.1f})  {asked[i].text}")
+    spent: dict[str, float] = defaultdict(float)
+    for i in slowest:
+        for name, seconds in each[i].items():
+            spent[name] += seconds
+    for name, seconds in sorted(spent.items(), key=lambda item: -item[1])[:12]:
+        print(f"{seconds * 1e3 / len(slowest):8.2f} ms  {name}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ cursor (`readmodels.prepared`) or through SQLAlchemy, is timed and grouped by it
 words and the table it reads; printed: p50 and p95 of the recalls, the SQL share of their
 mean, and each family's milliseconds and count per recall, largest first; with `--tail`,
 the slowest recalls' questions and where their time went. Usage is not
-recorded and nothing is projected inline, so the memory is left as it was.
+recorded and nothing is projected inline, so the memory is left as it was. The clock
+stands at the data's last recorded time (`dataclock`), as for the suite's reader.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from dataclock import data_clock
 from recall import World, _embedder, questions
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
@@ -96,7 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     _watch()
-    with Memory.open(args.place, settings=settings, embedder=_embedder(args.embedder)) as memory:
+    # At the data's own time, as the suite's reader asks: at the wall clock, years after the
+    # bench's simulated dates, every fact has faded and full text reads every window.
+    clock = data_clock(args.place)
+    embedder = _embedder(args.embedder)
+    with Memory.open(args.place, settings=settings, embedder=embedder, clock=clock) as memory:
         asked = questions(World(args.size, args.seed), memory, args.queries, args.seed + 2)
 
         def recall(question: Any) -> Any:

@@ -1,5 +1,6 @@
-"""A catch-up that applied many events leaves PostgreSQL's planner statistics and full-text
-indexes up to date, as autovacuum would have (a server may run without it, or lag)."""
+"""A catch-up that applied many events leaves PostgreSQL's planner statistics, visibility
+map and full-text indexes up to date, as autovacuum would have (a server may run without
+it, or lag)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,33 @@ def test_a_large_catch_up_analyzes_the_tables_and_empties_the_full_text_pending_
     assert _reltuples(schema, "facts") >= 1_500
     assert _reltuples(schema, "facts_fts") >= 1_500
     assert [_pending_pages_cleaned(schema, i) for i in _FTS_INDEXES] == [0, 0, 0]
+
+
+def _all_visible_share(schema: str, table: str) -> float:
+    """The share of `table`'s pages the visibility map holds all-visible (as of its last
+    VACUUM): what lets an index-only scan skip the heap."""
+    with psycopg.connect(POSTGRES_URL) as connection:
+        row = connection.execute(
+            "SELECT relallvisible, relpages FROM pg_class WHERE oid = to_regclass(%s)",
+            (f"{schema}.{table}",),
+        ).fetchone()
+    assert row is not None
+    return row[0] / max(row[1], 1)
+
+
+def test_a_large_catch_up_leaves_the_pages_it_filled_all_visible(schema: str) -> None:
+    """On this server autovacuum is off (as in CI): without the catch-up's VACUUM no page is
+    all-visible, and every index-only scan reads the heap too."""
+    with _open(schema) as memory:
+        memory.assert_facts(_facts(1_500))
+
+        memory.project()
+
+    assert [_all_visible_share(schema, t) for t in ("facts", "facts_fts", "entities")] == [
+        1.0,
+        1.0,
+        1.0,
+    ]
 
 
 def _has_statistics(schema: str, table: str) -> bool:

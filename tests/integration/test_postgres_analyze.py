@@ -88,7 +88,7 @@ def _all_visible_share(schema: str, table: str) -> float:
             (f"{schema}.{table}",),
         ).fetchone()
     assert row is not None
-    return row[0] / max(row[1], 1)
+    return float(row[0]) / max(int(row[1]), 1)
 
 
 def test_a_large_catch_up_leaves_the_pages_it_filled_all_visible(schema: str) -> None:

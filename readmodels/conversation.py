@@ -69,7 +69,7 @@ def _around() -> ClauseElement:
     )
 
 
-_AROUND: Final = Prepared(_around)
+_AROUND: Final = Prepared(_around, keyed=True)  # lookups by id: prepared on PostgreSQL
 
 
 def neighbours(

@@ -49,7 +49,7 @@ def _touching(known: bool) -> Select[Any]:
     return statement
 
 
-_TOUCHING_STORED: Final = Prepared(_touching)
+_TOUCHING_STORED: Final = Prepared(_touching, keyed=True)  # lookups by id: prepared on PostgreSQL
 
 
 def links_touching(

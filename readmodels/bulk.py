@@ -12,17 +12,18 @@ own cursor runs it with plain tuples, inside the connection's transaction.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any, Final, NamedTuple
 from uuid import UUID
 
-from sqlalchemy import Connection, Dialect, UpdateBase, Uuid
+from sqlalchemy import Connection, Dialect, Insert, Table, UpdateBase, Uuid
 
 from apexmem.readmodels.prepared import driver_cursor
 from apexmem.readmodels.tables import UtcMicros, stored_micros
 
-__all__ = ["run_many", "write_rows"]
+__all__ = ["ARRAY_ROWS", "run_many", "write_rows"]
 
 
 class _Compiled(NamedTuple):
@@ -38,6 +39,9 @@ class _Compiled(NamedTuple):
     hex_ids: tuple[int, ...] = ()
     """Indexes in `names` of the Uuid parameters stored as 32 hex digits (SQLite's form),
     among `converters` too: a column of UUIDs only is converted without a Python call each."""
+    arrays: str | None = None
+    """On PostgreSQL, an INSERT of plain values as one statement over arrays of each column
+    (`INSERT ... SELECT * FROM unnest(...)`), when the statement allows it."""
 
 
 _compiled: dict[tuple[str, Hashable], _Compiled] = {}
@@ -71,10 +75,21 @@ def write_rows(
         distinct = set(columns[i])
         stored = dict(zip(distinct, map(stored_micros, distinct), strict=True))
         columns[i] = map(stored.__getitem__, columns[i])
+    if compiled.arrays is not None and len(rows) >= ARRAY_ROWS:
+        arrays = {name: list(values) for name, values in zip(compiled.names, columns, strict=True)}
+        with driver_cursor(connection) as cursor:
+            cursor.execute(compiled.arrays, arrays)
+            return int(cursor.rowcount)
     params: list[Any] = list(zip(*columns, strict=True))
     if not compiled.positional:
         params = [dict(zip(compiled.names, values, strict=True)) for values in params]
     return run_many(connection, compiled.sql, params)
+
+
+ARRAY_ROWS: Final = 16
+"""Rows from which an INSERT on PostgreSQL is one statement over arrays: an executemany runs
+a statement per row on the server (4.7 of a 10.7 s graph catch-up of 72,398 events went to
+the facts and facts_fts rows, ~45 µs a row)."""
 
 
 def run_many(connection: Connection, sql: str, params: Sequence[Any]) -> int:
@@ -110,7 +125,31 @@ def _compile(statement: UpdateBase, dialect: Dialect) -> _Compiled:
         tuple(converters),
         tuple(times),
         tuple(hex_ids),
+        _arrays(statement, compiled.string, names, dialect),
     )
+
+
+_VALUES: Final = re.compile(r"VALUES \(((?:%\(\w+\)s(?:::[\w ()]+)?(?:, )?)+)\)")
+
+
+def _arrays(
+    statement: UpdateBase, sql: str, names: tuple[str, ...], dialect: Dialect
+) -> str | None:
+    """`sql` as one INSERT over arrays of its columns on PostgreSQL: each bound value of its
+    VALUES list becomes an array of the column's type, unnested. None elsewhere, or for a
+    statement that is not an INSERT of plain bound values, or that updates on conflict (a
+    row may come twice in one batch, which one statement could not update twice)."""
+    if dialect.name != "postgresql" or not isinstance(statement, Insert) or "DO UPDATE" in sql:
+        return None
+    found = _VALUES.search(sql)
+    table = statement.table
+    if found is None or not isinstance(table, Table) or set(names) - set(table.c.keys()):
+        return None
+    bound = re.findall(r"%\((\w+)\)s", found.group(1))
+    if sorted(bound) != sorted(names):
+        return None
+    casts = [f"%({n})s::{table.c[n].type.compile(dialect=dialect)}[]" for n in bound]
+    return f"{sql[: found.start()]}SELECT * FROM unnest({', '.join(casts)}){sql[found.end() :]}"
 
 
 _SAMPLE: Final = UUID(int=0x0123456789ABCDEF0123456789ABCDEF)

@@ -50,7 +50,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.visitors import InternalTraversal
 
-from apexmem.readmodels.bulk import run_many
+from apexmem.readmodels.bulk import ARRAY_ROWS, run_many
 
 if TYPE_CHECKING:
     from apexmem.readmodels.fulltext import Rows
@@ -154,6 +154,18 @@ _INSERT_MESSAGE: Final = (
     "INSERT INTO messages_fts (rowid, message_id, text, grams) VALUES (%s, %s, %s, %s)"
 )
 
+_ARRAYS: Final = {
+    _INSERT_ENTITY: "INSERT INTO entities_fts (rowid, entity_id, name, aliases, summary,"
+    " name_grams, summary_grams) SELECT r, e, n, '', s, ng, sg FROM unnest(%s::bigint[],"
+    " %s::varchar[], %s::text[], %s::text[], %s::text[], %s::text[]) AS t(r, e, n, s, ng, sg)",
+    _INSERT_FACT: "INSERT INTO facts_fts (rowid, fact_id, fact, grams)"
+    " SELECT * FROM unnest(%s::bigint[], %s::varchar[], %s::text[], %s::text[])",
+    _INSERT_MESSAGE: "INSERT INTO messages_fts (rowid, message_id, text, grams)"
+    " SELECT * FROM unnest(%s::bigint[], %s::varchar[], %s::text[], %s::text[])",
+}
+"""Each insert as one statement over arrays of its columns (`bulk.ARRAY_ROWS` rows or more):
+an executemany is a statement per row on the server."""
+
 # The same content as `index` gives batch by batch, from the graph tables in one statement each.
 _FILL: Final = (
     """INSERT INTO entities_fts (rowid, entity_id, name, aliases, summary)
@@ -210,7 +222,10 @@ def index(connection: Connection, rows: Rows) -> None:
         (_INSERT_MESSAGE, messages),
     ]
     for sql, params in statements:
-        if params:
+        arrays = _ARRAYS.get(sql)
+        if arrays is not None and len(params) >= ARRAY_ROWS:
+            connection.exec_driver_sql(arrays, tuple(map(list, zip(*params, strict=True))))
+        elif params:
             run_many(connection, sql, params)
     if entities or changed:
         new = [e[0] for e in entities]

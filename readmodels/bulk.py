@@ -42,6 +42,9 @@ class _Compiled(NamedTuple):
     arrays: str | None = None
     """On PostgreSQL, an INSERT of plain values as one statement over arrays of each column
     (`INSERT ... SELECT * FROM unnest(...)`), when the statement allows it."""
+    updates: bool = False
+    """Whether the statement updates on conflict: one statement could not update a row that
+    comes twice in a batch, so its arrays are used only for rows of distinct keys."""
 
 
 _compiled: dict[tuple[str, Hashable], _Compiled] = {}
@@ -52,9 +55,13 @@ def write_rows(
     key: Hashable,
     build: Callable[[], UpdateBase],
     rows: list[dict[str, Any]],
+    *,
+    distinct: bool = False,
 ) -> int:
     """executemany of the statement `build()` makes (compiled once per dialect and `key`)
-    for `rows`, their values converted here, by column; returns the rows it changed."""
+    for `rows`, their values converted here, by column; returns the rows it changed.
+    `distinct`: no two rows share a conflict key (an insert that updates on conflict may
+    then be one statement over arrays too)."""
     if not rows:
         return 0
     dialect = connection.dialect
@@ -72,10 +79,11 @@ def write_rows(
     for i in compiled.times:
         # Few distinct times per batch (one transaction time per append, among others),
         # and datetimes hash in C: each distinct one is converted once.
-        distinct = set(columns[i])
-        stored = dict(zip(distinct, map(stored_micros, distinct), strict=True))
+        times = set(columns[i])
+        stored = dict(zip(times, map(stored_micros, times), strict=True))
         columns[i] = map(stored.__getitem__, columns[i])
-    if compiled.arrays is not None and len(rows) >= ARRAY_ROWS:
+    arrays_fit = compiled.arrays is not None and (distinct or not compiled.updates)
+    if arrays_fit and len(rows) >= ARRAY_ROWS:
         arrays = {name: list(values) for name, values in zip(compiled.names, columns, strict=True)}
         with driver_cursor(connection) as cursor:
             cursor.execute(compiled.arrays, arrays)
@@ -126,10 +134,15 @@ def _compile(statement: UpdateBase, dialect: Dialect) -> _Compiled:
         tuple(times),
         tuple(hex_ids),
         _arrays(statement, compiled.string, names, dialect),
+        "DO UPDATE" in compiled.string,
     )
 
 
-_VALUES: Final = re.compile(r"VALUES \(((?:%\(\w+\)s(?:::[\w ()]+)?(?:, )?)+)\)")
+_VALUES: Final = re.compile(
+    r"VALUES \(((?:%\(\w+\)s(?:::\w+(?: \w+)*(?:\(\d+(?:, \d+)?\))?)?(?:, )?)+)\)"
+)
+"""A VALUES list of bound values only, each with its cast if any (`::VARCHAR(32)`,
+`::DOUBLE PRECISION`), up to its own closing parenthesis."""
 
 
 def _arrays(
@@ -137,9 +150,8 @@ def _arrays(
 ) -> str | None:
     """`sql` as one INSERT over arrays of its columns on PostgreSQL: each bound value of its
     VALUES list becomes an array of the column's type, unnested. None elsewhere, or for a
-    statement that is not an INSERT of plain bound values, or that updates on conflict (a
-    row may come twice in one batch, which one statement could not update twice)."""
-    if dialect.name != "postgresql" or not isinstance(statement, Insert) or "DO UPDATE" in sql:
+    statement that is not an INSERT of plain bound values."""
+    if dialect.name != "postgresql" or not isinstance(statement, Insert):
         return None
     found = _VALUES.search(sql)
     table = statement.table

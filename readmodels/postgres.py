@@ -1,5 +1,5 @@
-"""Read models on PostgreSQL: the engine over one schema, its write lock, its time limit, and
-the local directory its vector index file lives in.
+"""Read models on PostgreSQL: the engine over one schema, its write lock, and the local
+directory its vector index file lives in.
 
 A memory's read models are one schema (tenants get a schema each): every table name in
 `readmodels.tables` and in the raw SQL is unqualified, found through the connection's
@@ -12,12 +12,9 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-import psycopg
 from sqlalchemy import Connection, Uuid, create_engine, make_url, text
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError
@@ -35,7 +32,6 @@ __all__ = [
     "is_url",
     "lock_writes",
     "postgres_url",
-    "time_limited",
 ]
 
 DEFAULT_SCHEMA: Final = "apexmem"
@@ -43,8 +39,6 @@ DEFAULT_SCHEMA: Final = "apexmem"
 
 _SCHEMA: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _LOCK_CLASS: Final = 0x61_706D  # "apm": apart from other applications' advisory locks
-_POLL_SECONDS: Final = 0.002
-"""How often a time limit asks its `out_of_time` while a statement runs."""
 MANY_EVENTS: Final = 500
 """Events a catch-up applies before `analyze_if_grown` looks at the tables at all."""
 _GROWTH: Final = 1.2
@@ -189,42 +183,3 @@ def cache_directory(location: str, schema: str, given: Path | None) -> Path:
         given = Path.home() / ".cache" / "apexmem" / host / (url.database or "postgres") / schema
     given.mkdir(parents=True, exist_ok=True)
     return given
-
-
-@contextmanager
-def time_limited(connection: Connection, out_of_time: Callable[[], bool]) -> Iterator[None]:
-    """Cancel the statement running when `out_of_time()` says so, and end the block with it.
-
-    `out_of_time` is a question, not a duration, so a statement timeout cannot stand in
-    for it: a watcher thread asks it every few milliseconds and cancels the running
-    statement. The block runs in a savepoint so that the transaction stays usable after a
-    cancel (PostgreSQL aborts a transaction whose statement failed).
-    """
-    raw = connection.connection.driver_connection
-    stop = threading.Event()
-    canceled = threading.Event()
-
-    def watch() -> None:
-        while not stop.wait(_POLL_SECONDS):
-            if out_of_time():
-                canceled.set()
-                raw.cancel()  # type: ignore[union-attr]
-                return
-
-    watcher = threading.Thread(target=watch, name="apexmem-time-limit", daemon=True)
-    savepoint = connection.begin_nested()
-    watcher.start()
-    try:
-        yield
-    except psycopg.errors.QueryCanceled:  # from the driver's cursor (readmodels.prepared)
-        pass
-    except DBAPIError as error:
-        if not isinstance(error.orig, psycopg.errors.QueryCanceled):
-            raise
-    finally:
-        stop.set()
-        watcher.join()
-    if canceled.is_set():
-        savepoint.rollback()  # also takes a cancel that came after the last statement
-    else:
-        savepoint.commit()

@@ -23,7 +23,7 @@ from apexmem.events import diskfull
 from apexmem.events.diskfull import ReadOnlyOnFullDisk, full_disk, is_full
 from apexmem.events.errors import ApexmemError
 from apexmem.events.sqlite import is_damaged
-from apexmem.readmodels import fulltext, fulltext_pg, postgres
+from apexmem.readmodels import fulltext, fulltext_pg, postgres, time_limit_pg
 from apexmem.readmodels.bulk import write_rows
 from apexmem.readmodels.prepared import Prepared
 from apexmem.readmodels.tables import GRAPH, LAYOUT, layout, metadata, tracking
@@ -298,10 +298,10 @@ def time_limited(connection: Connection, out_of_time: Callable[[], bool]) -> Ite
     SQLite's progress handler asks every `PROGRESS_STEPS` steps; the statement it stops
     raises "interrupted", which ends the block quietly (the caller's `out_of_time` knows
     why). A read transaction stays open and usable after it. On PostgreSQL, see
-    `readmodels.postgres.time_limited`.
+    `readmodels.time_limit_pg`.
     """
     if connection.dialect.name == "postgresql":
-        with postgres.time_limited(connection, out_of_time):
+        with time_limit_pg.time_limited(connection, out_of_time):
             yield
         return
     raw = connection.connection.driver_connection

@@ -4,7 +4,9 @@ passes these, written once (the `store_backend` fixture names each one, from
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
@@ -181,3 +183,38 @@ def test_a_time_limit_stops_a_statement_and_the_read_goes_on(
 
     assert reached == []
     assert count == 1
+
+
+def test_a_time_limit_stops_only_its_own_read(store_backend: str, tmp_path: Path) -> None:
+    """Reads in two threads, each in a time limit (one watcher serves them all on
+    PostgreSQL): the one out of time is stopped, the other runs to its end meanwhile."""
+    store = open_store(store_backend, tmp_path / "readmodels.db")
+    with store.write() as connection:
+        connection.execute(insert(episodes), [_episode(1)])
+    started = threading.Barrier(2)
+    finished: dict[str, int] = {}
+
+    def read(name: str, out_of_time: Callable[[], bool], statement: str) -> None:
+        with store.read() as connection:
+            started.wait(timeout=30)
+            with time_limited(connection, out_of_time):
+                finished[name] = int(driver_rows(connection, statement, ())[0][0])
+            finished[f"{name} after"] = int(
+                connection.execute(select(func.count()).select_from(episodes)).scalar_one()
+            )
+
+    deadline = time.monotonic() + 0.3
+    stopped = threading.Thread(
+        target=read, args=("stopped", lambda: time.monotonic() > deadline, str(_ENDLESS))
+    )
+    counted = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)"
+    free = threading.Thread(
+        target=read, args=("free", lambda: False, f"{counted} SELECT count(*) FROM n")
+    )
+    for thread in (stopped, free):
+        thread.start()
+    for thread in (stopped, free):
+        thread.join(timeout=60)
+    store.close()
+
+    assert finished == {"stopped after": 1, "free": 300000, "free after": 1}

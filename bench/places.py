@@ -57,6 +57,27 @@ def _in_schema(url: str, schema: str) -> Place:
     return Place(f"{bare}{joiner}{urlencode({'schema': schema})}", bare, schema)
 
 
+def vacuum_catalogs(place: Place) -> list[str]:
+    """On a server with autovacuum off (this machine's, and CI's), VACUUM the system
+    catalogs of the place's database that hold dead rows, as autovacuum would have; the
+    catalogs vacuumed. Every schema a test or an earlier run created and dropped leaves
+    dead rows in pg_attribute, pg_class, pg_depend: after one 200,000-fact suite run and
+    120 tests, 52,859 in pg_attribute, and a recall's planning slowed with them (BFS p95
+    23.6 -> 31.0 ms at 200,000 facts)."""
+    if place.url is None:
+        return []
+    with psycopg.connect(place.url, autocommit=True) as connection:
+        if connection.execute("SHOW autovacuum").fetchone() != ("off",):
+            return []
+        dead = connection.execute(
+            "SELECT relname FROM pg_stat_sys_tables WHERE schemaname = 'pg_catalog'"
+            " AND n_dead_tup > 0 ORDER BY relname"
+        ).fetchall()
+        for (name,) in dead:
+            connection.execute(f"VACUUM (ANALYZE) pg_catalog.{name}")
+    return [name for (name,) in dead]
+
+
 def drop(place: Place) -> None:
     """Drop a PostgreSQL place's schema (a directory goes with the scratch folder)."""
     if place.url is None:

@@ -23,10 +23,12 @@ from typing import Any
 
 import msgspec
 from dataclock import data_clock
+from places import Place, vacuum_catalogs
 from recall import World, questions, recaller, timed
 from suite import _RECALL_MODES, settings_for
 
 from apexmem import Memory
+from apexmem.location import locate
 
 
 def rounds(places: list[str], args: argparse.Namespace) -> dict[str, Any]:
@@ -89,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, help="write every timing there (JSON)")
     args = parser.parse_args(argv)
+    for place in args.places:
+        if place.startswith("postgresql"):
+            vacuum_catalogs(Place(place, locate(place).url, None))
     found = rounds(args.places, args)
     for line in summary(found, args.places):
         print(line)

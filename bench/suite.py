@@ -43,7 +43,14 @@ from catchup import project
 from checks import AXES, as_of, current_versions, naive_baseline
 from dataclock import data_clock
 from ingest import ingest, inline_writes
-from places import Place, directory_place, drop, place_bytes, postgres_place
+from places import (
+    Place,
+    directory_place,
+    drop,
+    place_bytes,
+    postgres_place,
+    vacuum_catalogs,
+)
 from progress import finished_stages, load_average, peak_rss_bytes, rss_bytes, stage
 from recall import World, machine, questions, recaller, timed, vector_search
 from report import summarize, targets, write_results
@@ -186,6 +193,7 @@ def _on_postgres(
     """The run at `size` on PostgreSQL, then the writer and reader runs on both backends;
     written beside SQLite's run `sqlite`."""
     place = postgres_place(args.backend, f"suite{size}")
+    vacuum_catalogs(place)
     try:
         run = run_size(size, args, work, place)
         run["concurrency"] = side_by_side(

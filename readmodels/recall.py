@@ -71,11 +71,14 @@ __all__ = [
     "MessageKey",
     "communities_of",
     "edge_structure",
+    "fact_key_columns",
     "hit_rows",
+    "message_key_columns",
     "message_rows",
     "ranked_facts",
     "ranked_messages",
     "retrieval_counts",
+    "said_by",
     "seed_structure",
     "speakers_and_rates",
     "visible_facts",
@@ -164,9 +167,9 @@ def _ranked(name: str, lateral: bool, floor: bool, ceiling: bool, *shape: bool) 
         )
     else:
         shown = (
-            select(*_message_columns())
+            select(*message_key_columns())
             .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
-            .where(messages.c.message_id == ranked.c.item, *_said(*shape))
+            .where(messages.c.message_id == ranked.c.item, *said_by(*shape))
         )
     if lateral:  # one believed state at most: the limit keeps the planner from unnesting it
         found = shown.limit(1).lateral()
@@ -177,10 +180,10 @@ def _ranked(name: str, lateral: bool, floor: bool, ceiling: bool, *shape: bool) 
         columns = fact_key_columns()
     else:
         joined = ranked.outerjoin(
-            messages, and_(messages.c.message_id == ranked.c.item, *_said(*shape))
+            messages, and_(messages.c.message_id == ranked.c.item, *said_by(*shape))
         )
         joined = joined.outerjoin(episodes, episodes.c.episode_id == messages.c.episode_id)
-        columns = _message_columns()
+        columns = message_key_columns()
     return (
         select(ranked.c.item, ranked.c.score, *columns)
         .select_from(joined)
@@ -336,7 +339,7 @@ def visible_facts(
     return found
 
 
-def _message_columns() -> list[Any]:
+def message_key_columns() -> list[Any]:
     """The columns of a `MessageKey`, in order, from messages joined with episodes."""
     return [
         as_stored(messages.c.message_id),
@@ -346,7 +349,7 @@ def _message_columns() -> list[Any]:
     ]
 
 
-def _said(valid: bool, known: bool) -> list[ColumnElement[bool]]:
+def said_by(valid: bool, known: bool) -> list[ColumnElement[bool]]:
     """Messages said by `valid_at` and recorded by `known_at` (when `valid`, `known`)."""
     found = []
     if valid:
@@ -358,11 +361,11 @@ def _said(valid: bool, known: bool) -> list[ColumnElement[bool]]:
 
 def _visible_messages(valid: bool, known: bool) -> ClauseElement:
     return (
-        select(*_message_columns())
+        select(*message_key_columns())
         .select_from(messages.join(episodes, episodes.c.episode_id == messages.c.episode_id))
         .where(
             as_stored(messages.c.message_id).in_(bindparam("ids", expanding=True)),
-            *_said(valid, known),
+            *said_by(valid, known),
         )
     )
 

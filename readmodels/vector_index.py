@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, BinaryIO, Final, Literal
+from typing import Any, BinaryIO, Final, Literal, TypeVar
 from uuid import UUID
 
 import blake3
@@ -63,8 +63,22 @@ __all__ = [
     "HNSW_M",
     "HNSW_STORAGE",
     "HNSW_THRESHOLD",
+    "ItemsOf",
     "VectorIndex",
 ]
+
+T = TypeVar("T")
+ItemsOf = Callable[[Connection, str, Kind, Sequence[int]], Mapping[int, T]]
+"""What the vids still items of a kind stand for (`VectorIndex.nearest_items`): given the
+connection, the model, the kind and the vids."""
+
+
+def _item_ids(
+    connection: Connection, model: str, kind: Kind, vids: Sequence[int]
+) -> dict[int, str]:
+    """The item id (hex) of each of `vids` still an item of `kind` (`vectors.items_of`)."""
+    return items_of(connection, model=model, kind=kind, vids=vids)
+
 
 HNSW_THRESHOLD: Final = 50_000
 """Vectors of one kind past which its index turns from exact to HNSW. Measured on 2 cores
@@ -235,9 +249,25 @@ class VectorIndex:
         sync: bool = True,
     ) -> list[tuple[str, float]]:
         """`nearest` with the item ids as stored (hex), for callers that query SQL with them."""
+        return self.nearest_items(kind, query, k, items=_item_ids, connection=connection, sync=sync)
+
+    def nearest_items(
+        self,
+        kind: Kind,
+        query: Vectors,
+        k: int,
+        *,
+        items: ItemsOf[T],
+        connection: Connection | None = None,
+        sync: bool = True,
+    ) -> list[tuple[T, float]]:
+        """`nearest_keys` with each item as `items` gives it: `items(connection, model, kind,
+        vids)` answers for the vids still items of `kind` (what it answers for each vid is
+        the caller's: an id, or an id with the row a question sees, read in the same
+        statement)."""
         if connection is None:
             with self._store.read() as reading:
-                return self.nearest_keys(kind, query, k, connection=reading)
+                return self.nearest_items(kind, query, k, items=items, connection=reading)
         if sync or self._kinds is None:
             self.sync(connection)
         assert self._kinds is not None
@@ -247,11 +277,11 @@ class VectorIndex:
         vector = np.asarray(query, dtype=np.float32).reshape(1, -1)
         if not held.hnsw:  # exact scores already: only which items the ids stand for
             scores, ids = _search_one(held.index, vector, min(held.total, k))
-            items = items_of(connection, model=self.model, kind=kind, vids=ids[0].tolist())
+            found = items(connection, self.model, kind, ids[0].tolist())
             return [
-                (items[vid], float(score))
+                (found[vid], float(score))
                 for score, vid in zip(scores[0].tolist(), ids[0].tolist(), strict=True)
-                if vid in items
+                if vid in found
             ]
         assert held.rows is not None
         wanted = 2 * k + held.dead  # the second k: more candidates to rescore
@@ -261,24 +291,31 @@ class VectorIndex:
             vids = [int(v) for v in ids[0] if v >= 0]
             score = dict(zip(vids, (held.rows.vectors(vids) @ vector[0]).tolist(), strict=True))
             best = sorted(vids, key=lambda vid: (-score[vid], vid))
-            found = self._live(connection, kind, best, k, held.dead)
-            if len(found) >= k or wanted >= held.total:
+            live = self._live(connection, kind, best, k, dead=held.dead, items=items)
+            if len(live) >= k or wanted >= held.total:
                 break
             wanted *= 2
-        return [(item, score[vid]) for vid, item in found]
+        return [(item, score[vid]) for vid, item in live]
 
     def _live(
-        self, connection: Connection, kind: Kind, best: list[int], k: int, dead: int
-    ) -> list[tuple[int, str]]:
-        """The first `k` of `best` (vids, best first) that are still items of `kind`, with
-        their item ids: asked of SQL `k + dead` at a time, best first (only a replaced
+        self,
+        connection: Connection,
+        kind: Kind,
+        best: list[int],
+        k: int,
+        *,
+        dead: int,
+        items: ItemsOf[T],
+    ) -> list[tuple[int, T]]:
+        """The first `k` of `best` (vids, best first) that are still items of `kind`, as
+        `items` gives them: asked of SQL `k + dead` at a time, best first (only a replaced
         text's vid is passed over)."""
-        found: list[tuple[int, str]] = []
+        found: list[tuple[int, T]] = []
         step = k + dead
         for start in range(0, len(best), step):
             asked = best[start : start + step]
-            items = items_of(connection, model=self.model, kind=kind, vids=asked)
-            found += [(vid, items[vid]) for vid in asked if vid in items]
+            answered = items(connection, self.model, kind, asked)
+            found += [(vid, answered[vid]) for vid in asked if vid in answered]
             if len(found) >= k:
                 break
         return found[:k]

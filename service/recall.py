@@ -67,6 +67,7 @@ from apexmem.readmodels.hit_rows import (
     fact_states,
 )
 from apexmem.readmodels.moment import Lens
+from apexmem.readmodels.near_rows import Near, facts_near, messages_near
 from apexmem.readmodels.prepared import id_of
 from apexmem.readmodels.recall import (
     FactKey,
@@ -85,6 +86,7 @@ from apexmem.readmodels.search import entity_counts, matching_entities, visible_
 from apexmem.readmodels.spread_edges import activation_edges
 from apexmem.readmodels.store import time_limited
 from apexmem.readmodels.traverse import Costs, Walked, expand
+from apexmem.readmodels.vector_index import ItemsOf
 from apexmem.service.nearest import Rounds, nearest_shown
 from apexmem.service.prism import query_costs
 from apexmem.service.recall_links import follow_links
@@ -247,32 +249,34 @@ class Recaller:
         assert self._similarity is not None
         index = self._similarity.index
 
-        def nearest(kind: Kind, wanted: int) -> list[tuple[str, float]]:
-            return index.nearest_keys(kind, vector, wanted, connection=connection, sync=False)
+        def nearest(kind: Kind, items: ItemsOf[Near], wanted: int) -> list[tuple[Near, float]]:
+            # Each round's items and what the moment sees of them: one statement.
+            return index.nearest_items(
+                kind, vector, wanted, items=items, connection=connection, sync=False
+            )
 
-        def shown_facts(near: list[tuple[str, float]]) -> dict[str, FactKey]:
-            return visible_facts(connection, [i for i, _ in near], lens=run.lens)
-
-        def shown_messages(near: list[tuple[str, float]]) -> dict[str, MessageKey]:
-            return visible_messages(connection, [i for i, _ in near], moment=run.said)
+        def seen(near: list[tuple[Near, float]]) -> dict[str, Any]:
+            return {item: key for (item, key), _ in near if key is not None}
 
         pool = run.pool
         near_facts, facts = nearest_shown(
-            partial(nearest, "fact"),
-            shown_facts,
+            partial(nearest, "fact", partial(facts_near, lens=run.lens)),
+            seen,
             Rounds(first=pool * 3, enough=pool, rounds=_VECTOR_ROUNDS),
             out_of_time=run.out_of_time,
         )
         near_messages, messages = nearest_shown(
-            partial(nearest, "message"),
-            shown_messages,
+            partial(nearest, "message", partial(messages_near, moment=run.said)),
+            seen,
             Rounds(first=pool, enough=pool, rounds=_VECTOR_ROUNDS),
             out_of_time=run.out_of_time,
         )
         run.facts.update(facts)
         run.messages.update(messages)
-        found: list[tuple[float, _Key]] = [(s, ("fact", i)) for i, s in near_facts if i in facts]
-        found += [(s, ("message", i)) for i, s in near_messages if i in messages]
+        found: list[tuple[float, _Key]] = [
+            (s, ("fact", i)) for (i, _), s in near_facts if i in facts
+        ]
+        found += [(s, ("message", i)) for (i, _), s in near_messages if i in messages]
         run.add_list("vector", found)
 
     def _seeds(

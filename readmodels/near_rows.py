@@ -70,9 +70,11 @@ def _facts_near(
 def _messages_near(valid: bool, known: bool) -> ClauseElement:
     """Each of `vids` with its message's `MessageKey` when said by `valid_at` and recorded
     by `known_at` (else nulls)."""
-    said = messages.join(episodes, episodes.c.episode_id == messages.c.episode_id)
     seen = and_(messages.c.message_id == vector_items.c.item_id, *said_by(valid, known))
-    joined = vector_items.outerjoin(said, seen)
+    # Two outer joins: SQLite materialized a parenthesized (messages JOIN episodes), every
+    # message (250 ms at 1,000,000 facts).
+    joined = vector_items.outerjoin(messages, seen)
+    joined = joined.outerjoin(episodes, episodes.c.episode_id == messages.c.episode_id)
     among = vector_items.c.vid.in_(bindparam("vids", expanding=True))
     return select(*_item_columns(), *message_key_columns()).select_from(joined).where(among)
 

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from apexmem import Memory
 from apexmem.domain.embedding import HashingEmbedder
+from apexmem.readmodels import near_rows
 from apexmem.readmodels import recall as reads
 from apexmem.readmodels.moment import EVERY_FACT, NOW, Lens, Moment
 from apexmem.readmodels.near_rows import facts_near, messages_near
@@ -28,9 +29,11 @@ def memory(
         with Memory.open(tmp_path / "mem", clock=clock, embedder=HashingEmbedder()) as opened:
             yield opened
         return
-    with postgres_schema("near") as url:
-        with Memory.open(url, clock=clock, embedder=HashingEmbedder()) as opened:
-            yield opened
+    with (
+        postgres_schema("near") as url,
+        Memory.open(url, clock=clock, embedder=HashingEmbedder()) as opened,
+    ):
+        yield opened
 
 
 def _at(day: str) -> datetime:
@@ -71,7 +74,7 @@ def test_each_vid_comes_with_its_item_and_the_key_its_moment_sees(memory: Memory
 
     assert len(fact_vids) == 2 and len(message_vids) == 2
     assert {vid: item for vid, (item, _) in every.items()} == fact_vids
-    assert {item: key for item, key in every.values()} == seen
+    assert dict(every.values()) == seen
     assert {item: key for item, key in earlier.values() if key is not None} == seen_then
     assert sorted(key is None for _, key in earlier.values()) == [False, True]  # Cara: later
     assert all(key is not None for _, key in said.values())
@@ -79,3 +82,25 @@ def test_each_vid_comes_with_its_item_and_the_key_its_moment_sees(memory: Memory
     assert len(said_keys) == 1  # autumn's was said after the moment
     assert {vid: item for vid, (item, _) in by_spring.items()} == message_vids
     assert wrong_kind == {}
+
+
+def test_on_sqlite_each_statement_looks_its_rows_up_by_key(tmp_path: Path) -> None:
+    """No table is scanned: SQLite had materialized a parenthesized (messages JOIN
+    episodes), every message, for each round (250 ms at 1,000,000 facts)."""
+    plans = []
+    with (
+        Memory.open(tmp_path / "mem", embedder=HashingEmbedder()) as memory,
+        memory.store.read() as connection,
+    ):
+        for prepared, shape in (
+            (near_rows._MESSAGES_NEAR, (True, True)),
+            (near_rows._MESSAGES_NEAR, (False, False)),
+            (near_rows._FACTS_NEAR, (False, True, True, False, False)),
+        ):
+            params = {"vids": [1, 2, 3], "valid_at": 0, "known_at": 0, "valid_end": 0}
+            text, args = prepared.expand(connection, params, *shape)
+            found = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {text}", tuple(args))
+            plans.append([row[-1] for row in found])
+
+    for plan in plans:
+        assert all(step.startswith("SEARCH") for step in plan), plan

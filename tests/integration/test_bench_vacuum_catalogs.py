@@ -7,9 +7,10 @@ from pathlib import Path
 import psycopg
 from storage_backends import POSTGRES_URL
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+# Appended, not first: the bench's module names (recall, search, load) shadow nothing.
+sys.path.append(str(Path(__file__).resolve().parents[2] / "bench"))
 
-from places import postgres_place, vacuum_catalogs  # noqa: E402
+from places import postgres_place, vacuum_catalogs
 
 
 def _dead_attributes(connection: psycopg.Connection) -> int:

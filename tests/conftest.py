@@ -48,6 +48,22 @@ def _ticking_clock(start: datetime, step: timedelta) -> Callable[[], datetime]:
     return now
 
 
+@pytest.fixture(scope="session", autouse=True)
+def local_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The local files of the tests' PostgreSQL memories (a FAISS index per schema) under
+    the run's temporary directory, not ~/.cache/apexmem: their schemas are dropped after
+    each test, their directories were not (2.2 GB there after a few sessions). A test that
+    sets APEXMEM_CACHE itself still chooses; subprocesses inherit it."""
+    chosen = os.environ.get("APEXMEM_CACHE")
+    cache = tmp_path_factory.mktemp("apexmem-cache")
+    os.environ["APEXMEM_CACHE"] = str(cache)
+    yield cache
+    if chosen is None:
+        os.environ.pop("APEXMEM_CACHE", None)
+    else:
+        os.environ["APEXMEM_CACHE"] = chosen
+
+
 @pytest.fixture
 def clock() -> Callable[[], datetime]:
     """A deterministic clock: starts at 2024-01-01 UTC and moves one millisecond per reading."""

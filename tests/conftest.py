@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
+import psycopg
 import pytest
 from hypothesis import HealthCheck, settings
+from storage_backends import vacuum_catalogs
 
 from apexmem import Memory
 from apexmem.domain.embedding import Embedder, HashingEmbedder
@@ -62,6 +65,16 @@ def local_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("APEXMEM_CACHE", None)
     else:
         os.environ["APEXMEM_CACHE"] = chosen
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tidy_server() -> Iterator[None]:
+    """After the run, the test server's catalogs vacuumed where autovacuum is off
+    (`storage_backends.vacuum_catalogs`); a server that does not answer is left alone (the
+    PostgreSQL tests have failed already)."""
+    yield
+    with contextlib.suppress(psycopg.OperationalError):
+        vacuum_catalogs()
 
 
 @pytest.fixture

@@ -70,14 +70,7 @@ __all__ = [
 T = TypeVar("T")
 ItemsOf = Callable[[Connection, str, Kind, Sequence[int]], Mapping[int, T]]
 """What the vids still items of a kind stand for (`VectorIndex.nearest_items`): given the
-connection, the model, the kind and the vids."""
-
-
-def _item_ids(
-    connection: Connection, model: str, kind: Kind, vids: Sequence[int]
-) -> dict[int, str]:
-    """The item id (hex) of each of `vids` still an item of `kind` (`vectors.items_of`)."""
-    return items_of(connection, model=model, kind=kind, vids=vids)
+connection, the model, the kind and the vids (`vectors.items_of` gives item ids)."""
 
 
 HNSW_THRESHOLD: Final = 50_000
@@ -249,7 +242,7 @@ class VectorIndex:
         sync: bool = True,
     ) -> list[tuple[str, float]]:
         """`nearest` with the item ids as stored (hex), for callers that query SQL with them."""
-        return self.nearest_items(kind, query, k, items=_item_ids, connection=connection, sync=sync)
+        return self.nearest_items(kind, query, k, items=items_of, connection=connection, sync=sync)
 
     def nearest_items(
         self,

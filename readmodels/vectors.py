@@ -275,9 +275,7 @@ def kind_vectors(connection: Connection, *, model: str, kind: Kind) -> Iterator[
     yield from connection.execute(query)
 
 
-def items_of(
-    connection: Connection, *, model: str, kind: Kind, vids: Sequence[int]
-) -> dict[int, str]:
+def items_of(connection: Connection, model: str, kind: Kind, vids: Sequence[int]) -> dict[int, str]:
     """The item id (hex) of each of `vids` that is still an item of `kind`.
 
     Plain SQL by the primary key: this runs on every nearest-item question, where building
